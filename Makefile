@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# gaptrace build: BPF objects -> skeletons -> gaptrace (libbpf static),
+# libgaptrace-cupti.so (when a CUDA toolkit is present), workloads, tests.
+# Quiet by default; `make V=1` shows the commands.
+
+OUTPUT ?= .output
+CLANG ?= clang
+BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+CC ?= cc
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+VMLINUX := vmlinux/$(ARCH)/vmlinux.h
+LIBDIR := $(shell pkg-config --variable=libdir libbpf 2>/dev/null || echo /usr/lib/$(shell gcc -print-multiarch))
+
+GT_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS ?= -g -O2
+override CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -D_GNU_SOURCE \
+	-DGT_VERSION='"$(GT_VERSION)"'
+INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Icupti
+# libbpf and libelf static so the binary can be copied to another host.
+LIBS_STATIC := $(LIBDIR)/libbpf.a $(LIBDIR)/libelf.a $(LIBDIR)/libz.a
+LDLIBS := $(LIBS_STATIC) -lm -lpthread
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+
+TEST_SRCS := $(wildcard tests/test_*.c)
+TESTS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
+ASAN_TESTS := $(patsubst tests/%.c,$(OUTPUT)/asan/%,$(TEST_SRCS))
+ASAN_OBJS := $(patsubst user/%.c,$(OUTPUT)/asan/user/%.o,$(filter-out user/main.c,$(USER_SRCS)))
+
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
+
+HAVE_CUDA := $(shell test -x $(NVCC) -a -f $(CUDA_HOME)/include/cupti.h && echo 1)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(abspath $(OUTPUT))/%,%,$(2))";
+endif
+
+.DELETE_ON_ERROR:
+.PHONY: all clean deps demo test unit-test integration-test bench format install fuzz cupti workloads
+
+all: $(OUTPUT)/gaptrace workloads cupti
+
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/asan $(OUTPUT)/asan/user $(OUTPUT)/workloads:
+	$(Q)mkdir -p $@
+
+# ---- BPF ----
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/gaptrace.h $(wildcard bpf/*.bpf.h) $(VMLINUX) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Icupti \
+		-Wall -Werror -c $< -o $@
+	$(Q)llvm-strip -g $@ 2>/dev/null || true
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# ---- user space ----
+$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h $(SKELS) | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+
+$(OUTPUT)/gaptrace: $(USER_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# ---- workloads (ground truth programs; frame pointers kept) ----
+workloads: $(WORKLOADS)
+$(OUTPUT)/workloads/%: tests/workloads/%.c cupti/gaptrace-usdt.h | $(OUTPUT)/workloads
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
+		-Icupti $< -o $@ -lpthread -lm
+
+# ---- CUPTI injection library (skipped without a toolkit) ----
+cupti:
+ifeq ($(HAVE_CUDA),1)
+	$(Q)$(MAKE) --no-print-directory -f cupti/cupti.mk OUTPUT=$(OUTPUT) CUDA_HOME=$(CUDA_HOME) Q=$(Q)
+else
+	@echo "  SKIP     libgaptrace-cupti.so: no CUDA toolkit at $(CUDA_HOME) (set CUDA_HOME)"
+endif
+
+# ---- tests ----
+$(OUTPUT)/tests/%: tests/%.c $(LIB_OBJS) $(wildcard tests/*.h) | $(OUTPUT)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itests $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+
+$(OUTPUT)/asan/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h $(SKELS) | $(OUTPUT)/asan/user
+	$(call msg,CC-ASAN,$@)
+	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+		$(INCLUDES) -c $< -o $@
+
+$(OUTPUT)/asan/%: tests/%.c $(ASAN_OBJS) $(wildcard tests/*.h) | $(OUTPUT)/asan
+	$(call msg,TEST-ASAN,$@)
+	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+		$(INCLUDES) -Itests $< $(ASAN_OBJS) $(LDLIBS) -lcmocka -o $@
+
+deps:
+	$(Q)tools/install-deps
+
+unit-test: $(TESTS) $(ASAN_TESTS)
+	$(Q)tools/run-unit-tests $(TESTS) $(ASAN_TESTS)
+
+integration-test: $(OUTPUT)/gaptrace workloads
+	$(Q)tests/integration/run-all $(OUTPUT)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory unit-test
+	$(Q)$(MAKE) --no-print-directory integration-test
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo $(OUTPUT)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench $(OUTPUT)
+
+fuzz: $(LIB_OBJS)
+	$(Q)tools/build-fuzz $(OUTPUT)
+
+format:
+	$(Q)clang-format -i $(filter-out vmlinux/%,$(wildcard bpf/*.c bpf/*.h user/*.c user/*.h \
+		cupti/*.c cupti/*.h tests/*.c tests/*.h tests/workloads/*.c tests/fuzz/*.c))
+
+install: $(OUTPUT)/gaptrace cupti
+	install -D -m 0755 $(OUTPUT)/gaptrace $(DESTDIR)/usr/local/bin/gaptrace
+	@if [ -f $(OUTPUT)/libgaptrace-cupti.so ]; then \
+		install -D -m 0644 $(OUTPUT)/libgaptrace-cupti.so $(DESTDIR)/usr/local/lib/gaptrace/libgaptrace-cupti.so; fi
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT)

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * gaptrace.h: records shared by the BPF programs, the recorder and the capture
+ * file.  Plain fixed-width structs, no pointers; every record starts with
+ * struct gt_hdr so a reader can skip types it does not know.
+ *
+ * These layouts are the payload of capture EVENTS blocks: change them only by
+ * appending fields (readers accept a size >= the size they know) or by
+ * bumping the capture's major version.
+ */
+#ifndef GAPTRACE_H
+#define GAPTRACE_H
+
+#ifndef __BPF__
+#include <linux/types.h>
+#endif
+
+#define GT_COMM_LEN 16
+#define GT_STACK_DEPTH 64	/* frames kept per stack (stack map value) */
+#define GT_NAME_MAX 256		/* interned GPU/API names, bytes incl. NUL */
+#define GT_GPU_REC_SIZE 80	/* sizeof(struct gaptrace_gpu_rec) */
+#define GT_GPU_BATCH_MAX 64	/* records read per gpu_batch firing */
+
+enum gt_rec_type {
+	GT_REC_OFFCPU = 1,     /* struct gt_offcpu */
+	GT_REC_SAMPLE = 2,     /* struct gt_sample */
+	GT_REC_CALL = 3,       /* struct gt_call: uprobe entry/return pair */
+	GT_REC_UNIT = 4,       /* struct gt_unit */
+	GT_REC_GPU_LAUNCH = 5, /* struct gt_gpu_launch */
+	GT_REC_GPU_OP = 6,     /* struct gt_gpu_op (capture: one per GPU record) */
+	GT_REC_GPU_BATCH = 7,  /* struct gt_gpu_batch (ring buffer only) */
+	GT_REC_TASK = 8,       /* struct gt_task */
+	GT_REC_NAME = 9,       /* struct gt_name */
+	GT_REC_LOSS = 10,      /* struct gt_loss (written by the recorder) */
+	GT_REC_MAX
+};
+
+struct gt_hdr {
+	__u16 type;  /* enum gt_rec_type */
+	__u16 size;  /* whole record, header included */
+	__u32 cpu;   /* CPU that emitted it */
+	__u64 ts_ns; /* CLOCK_MONOTONIC when emitted */
+};
+
+/* gt_offcpu.flags */
+#define GT_OFF_PREEMPTED 0x1	 /* switched out while runnable */
+#define GT_OFF_PARTIAL_START 0x2 /* already off-CPU when tracing began: off_ns = 0 */
+#define GT_OFF_PARTIAL_END 0x4	 /* still off-CPU when tracing ended: on_ns = end */
+#define GT_OFF_WAKER_IRQ 0x8	 /* woken from interrupt context: waker is not a cause */
+#define GT_OFF_NEW_TASK 0x10	 /* first run of a new thread: off_ns = creation */
+
+/*
+ * One off-CPU interval of a traced thread, paired in the kernel and emitted at
+ * switch-in.  Blocked: [off, wake) blocked, [wake, on) run queue.  Preempted:
+ * [off, on) run queue, wake_ns = 0.
+ */
+struct gt_offcpu {
+	struct gt_hdr hdr;
+	__u32 pid; /* thread group id */
+	__u32 tid;
+	__u64 off_ns;
+	__u64 wake_ns; /* 0: never woken (preempted or partial) */
+	__u64 on_ns;
+	__u32 state; /* prev_state at switch-out (TASK_* bits) */
+	__u32 flags; /* GT_OFF_* */
+	__u32 waker_pid;
+	__u32 waker_tid; /* 0: unknown */
+	__s32 syscall_nr; /* syscall blocked in, -1: none */
+	__s32 ustack_id;  /* stack map id, < 0: none (negative errno) */
+	__s32 kstack_id;
+	__u32 _pad;
+	__u64 args[3]; /* first syscall arguments */
+};
+
+/* gt_sample.flags */
+#define GT_SAMPLE_KERNEL 0x1 /* interrupted in kernel mode */
+
+/* One CPU-clock sample of a traced thread. */
+struct gt_sample {
+	struct gt_hdr hdr;
+	__u32 pid;
+	__u32 tid;
+	__s32 syscall_nr; /* syscall in progress, -1: none */
+	__s32 ustack_id;
+	__s32 kstack_id;
+	__u32 flags;
+	__u64 ip;
+};
+
+/* gt_call.flags */
+#define GT_CALL_OPEN 0x1 /* no return seen: exit_ns = end of tracing */
+
+/* One call of a uprobed function, entry and return paired in the kernel. */
+struct gt_call {
+	struct gt_hdr hdr;
+	__u32 pid;
+	__u32 tid;
+	__u64 enter_ns;
+	__u64 exit_ns;
+	__u32 func_id; /* index into the capture's PROBES block */
+	__u32 flags;
+	__u64 arg0;
+	__u64 ret;
+};
+
+/* A work unit boundary from the unit_begin/unit_end USDT probes. */
+struct gt_unit {
+	struct gt_hdr hdr; /* ts_ns = probe time */
+	__u32 pid;
+	__u32 tid;
+	__u64 unit_id;
+	__u32 begin; /* 1 begin, 0 end */
+	__u32 _pad;
+};
+
+/* gpu_launch USDT probe: a host thread launched op_id (ts_ns = call time). */
+struct gt_gpu_launch {
+	struct gt_hdr hdr;
+	__u32 pid;
+	__u32 tid;
+	__u32 device;
+	__u32 stream;
+	__u64 op_id;
+};
+
+/*
+ * A GPU activity record (same layout as gaptrace-usdt.h's gaptrace_gpu_rec),
+ * from gpu_op or split out of a gpu_batch by the recorder.
+ */
+struct gt_gpu_rec {
+	__u64 start_ns;
+	__u64 end_ns;
+	__u64 op_id;
+	__u64 bytes;
+	__u32 device;
+	__u32 stream;
+	__u32 context;
+	__u32 name_id;
+	__u16 kind;
+	__u16 subkind;
+	__u32 tid;
+	__u32 grid[3];
+	__u32 block[3];
+};
+
+struct gt_gpu_op {
+	struct gt_hdr hdr;
+	__u32 pid;
+	__u32 tid; /* thread that fired the probe */
+	struct gt_gpu_rec rec;
+};
+
+/* gpu_batch in the ring buffer: count records of rec_size bytes follow. */
+struct gt_gpu_batch {
+	struct gt_hdr hdr;
+	__u32 pid;
+	__u32 tid;
+	__u32 count;	/* records copied */
+	__u32 rec_size; /* bytes each, as the producer declared (<= GT_GPU_REC_SIZE) */
+	__u32 dropped;	/* records beyond GT_GPU_BATCH_MAX that were not copied */
+	__u32 _pad;
+	__u8 data[GT_GPU_BATCH_MAX * GT_GPU_REC_SIZE];
+};
+
+enum gt_task_event {
+	GT_TASK_NEW_THREAD = 1,
+	GT_TASK_NEW_PROCESS = 2,
+	GT_TASK_EXIT = 3,
+	GT_TASK_RENAME = 4,
+	GT_TASK_EXEC = 5,
+	GT_TASK_SEEN = 6, /* recorder: thread existed when tracing began */
+};
+
+struct gt_task {
+	struct gt_hdr hdr;
+	__u32 pid;
+	__u32 tid;
+	__u32 event;	  /* enum gt_task_event */
+	__u32 parent_tid; /* creator for NEW_*, else 0 */
+	char comm[GT_COMM_LEN];
+};
+
+/* gpu_name USDT probe: interns a name; size = offsetof(name) + len + 1. */
+struct gt_name {
+	struct gt_hdr hdr;
+	__u32 pid;
+	__u32 name_id;
+	__u32 len; /* bytes before the NUL */
+	__u32 _pad;
+	char name[GT_NAME_MAX];
+};
+
+enum gt_loss_kind {
+	GT_LOSS_RINGBUF = 1, /* BPF ring buffer reserve failures */
+	GT_LOSS_STACK = 2,   /* stack ids that could not be stored */
+	GT_LOSS_GPU = 3,     /* GPU records truncated from batches */
+	GT_LOSS_PRODUCER = 4,/* records the GPU producer (CUPTI) dropped */
+	GT_LOSS_MAP_FULL = 5,/* intervals not paired: tracking map full */
+};
+
+/*
+ * Written by the recorder: count records of kind were lost between from_ns and
+ * to_ns (the drain interval in which the counter rose).  Analysis treats time
+ * in that window as unknown.
+ */
+struct gt_loss {
+	struct gt_hdr hdr;
+	__u64 from_ns;
+	__u64 to_ns;
+	__u64 count;
+	__u32 kind; /* enum gt_loss_kind */
+	__u32 _pad;
+};
+
+/* Per-CPU counters in the BPF "stats" array, summed by the recorder. */
+enum gt_stat {
+	GT_STAT_RB_LOST = 0,	/* ring buffer reserve failures, all types */
+	GT_STAT_RB_LOST_OFFCPU,
+	GT_STAT_RB_LOST_SAMPLE,
+	GT_STAT_RB_LOST_CALL,
+	GT_STAT_RB_LOST_GPU,
+	GT_STAT_RB_LOST_OTHER,
+	GT_STAT_STACK_LOST,	/* bpf_get_stackid failures */
+	GT_STAT_MAP_FULL,	/* offcpu/call tracking map full */
+	GT_STAT_GPU_TRUNC,	/* batch records beyond GT_GPU_BATCH_MAX */
+	GT_STAT_EVENTS,		/* records submitted */
+	GT_STAT_SWITCHES,	/* traced switch-outs seen */
+	GT_STAT_MAX
+};
+
+#endif /* GAPTRACE_H */

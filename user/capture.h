@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * capture.h: the gaptrace capture file, an append-only sequence of blocks
+ * (pcapng is the model), and its writer and defensive reader.
+ *
+ * On disk every block is
+ *
+ *   u32 type | u32 total_len | u32 body_len | u32 flags(0)
+ *   body (body_len bytes) | zero padding to a multiple of 8
+ *   u32 crc32 | u32 total_len
+ *
+ * total_len = 16 + round_up(body_len, 8) + 8.  crc32 (zlib polynomial) covers
+ * everything before it: the 16-byte head, the body and the padding.  Integers
+ * are in the writer's byte order.
+ *
+ * The first block is HEADER (type 0x0A0D0D0A reads the same in both byte
+ * orders).  Its body starts with u32 0x1A2B3C4D (reveals the byte order),
+ * u16 major, u16 minor, then key=value strings (see KV bodies).  A reader
+ * refuses a major it does not know and skips block types it does not know.
+ *
+ * Block bodies:
+ *   EVENTS    concatenated records, each starting with struct gt_hdr
+ *             (bpf/gaptrace.h); size >= 16, <= GT_CAP_MAX_RECORD, multiple of 8
+ *             not required.
+ *   KV        (HEADER after its 8 fixed bytes, COUNTERS, END): a sequence of
+ *             NUL-terminated "key=value" strings.
+ *   STACKS    entries: s32 stack_id | u32 pid (0: kernel stack) | u16 nr |
+ *             u16 flags (GT_STACK_KERNEL) | u32 0 | u64 ip[nr]
+ *   SYMBOLS   entries: u64 ip | u32 pid (0: kernel) | u32 sym_off |
+ *             u16 name_len | u16 module_len | name | module | pad to 8.
+ *             name_len 0 = unresolved.  Strings are not NUL-terminated.
+ *   MAPPINGS  entries: u64 start | u64 end | u64 pgoff | u32 pid | u16 path_len |
+ *             u8 build_id_len | u8 0 | u8 build_id[20] | u32 0 | path | pad to 8
+ *   PROBES    entries: u32 func_id | u16 name_len | u16 module_len |
+ *             u16 category_len | u16 0 | u32 0 | name | module | category |
+ *             pad to 8
+ * Later blocks of the same kind add to earlier ones; for COUNTERS the last
+ * value of a key wins.  END marks a clean stop.
+ */
+#ifndef GT_CAPTURE_H
+#define GT_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GT_CAP_MAJOR 1
+#define GT_CAP_MINOR 0
+#define GT_CAP_BOM 0x1A2B3C4DU
+
+#define GT_CAP_BLOCK_HEAD 16
+#define GT_CAP_BLOCK_TAIL 8
+#define GT_CAP_MAX_BLOCK (64U << 20) /* total_len cap */
+#define GT_CAP_MAX_HEADER (1U << 20) /* HEADER block cap */
+#define GT_CAP_MAX_RECORD 8192	      /* one EVENTS record */
+#define GT_CAP_MAX_STRING 4096	      /* any string field */
+#define GT_CAP_EVENTS_FLUSH (1U << 20) /* writer flushes EVENTS at this size */
+
+enum gt_block_type {
+	GT_BLK_HEADER = 0x0A0D0D0A,
+	GT_BLK_EVENTS = 1,
+	GT_BLK_STACKS = 2,
+	GT_BLK_SYMBOLS = 3,
+	GT_BLK_MAPPINGS = 4,
+	GT_BLK_COUNTERS = 5,
+	GT_BLK_PROBES = 6,
+	GT_BLK_END = 7,
+};
+
+#define GT_STACK_KERNEL 0x1
+
+/* ---- writer ---- */
+
+struct capture_writer;
+
+/*
+ * Creates path with mode 0600 (an existing file is first renamed to
+ * path.old) and writes the HEADER block from kv, an array of n "key=value"
+ * strings.  Returns NULL and a one-line message in err on failure.
+ */
+struct capture_writer *capture_writer__open(const char *path, const char *const *kv, size_t n,
+					    char *err, size_t errlen);
+/* Same, writing to an already open file descriptor (not closed by us). */
+struct capture_writer *capture_writer__open_fd(int fd, const char *const *kv, size_t n,
+					       char *err, size_t errlen);
+/*
+ * Appends one record (struct gt_hdr first, hdr.size == size) to the pending
+ * EVENTS block; flushes it when it reaches GT_CAP_EVENTS_FLUSH.  0 or -errno.
+ */
+int capture_writer__event(struct capture_writer *w, const void *rec, size_t size);
+/* Writes pending events as one EVENTS block (no-op when none). 0 or -errno. */
+int capture_writer__flush(struct capture_writer *w);
+/* Flushes pending events, then writes one block of any type. 0 or -errno. */
+int capture_writer__block(struct capture_writer *w, uint32_t type, const void *body,
+			  size_t len);
+/* Bytes written so far (blocks on disk). */
+uint64_t capture_writer__bytes(const struct capture_writer *w);
+/* Records written so far (through capture_writer__event). */
+uint64_t capture_writer__events(const struct capture_writer *w);
+/* Flushes, writes nothing else, closes (if it opened the file). 0 or -errno. NULL-safe. */
+int capture_writer__close(struct capture_writer *w);
+
+/* Growable body buffer used to build STACKS/SYMBOLS/MAPPINGS/PROBES/KV bodies. */
+struct capture_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+};
+void capture_buf__reset(struct capture_buf *b);
+void capture_buf__free(struct capture_buf *b);
+void capture_buf__kv(struct capture_buf *b, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void capture_buf__stack(struct capture_buf *b, int32_t stack_id, uint32_t pid, bool kernel,
+			const uint64_t *ips, uint16_t nr);
+void capture_buf__symbol(struct capture_buf *b, uint64_t ip, uint32_t pid, uint32_t sym_off,
+			 const char *name, const char *module);
+void capture_buf__mapping(struct capture_buf *b, uint32_t pid, uint64_t start, uint64_t end,
+			  uint64_t pgoff, const uint8_t *build_id, uint8_t build_id_len,
+			  const char *path);
+void capture_buf__probe(struct capture_buf *b, uint32_t func_id, const char *name,
+			const char *module, const char *category);
+
+/* ---- reader ---- */
+
+struct capture;
+
+struct capture_block {
+	uint32_t type;
+	uint32_t len;	 /* body bytes */
+	const void *body; /* valid until the next capture__next/rewind/close */
+	uint64_t offset; /* file offset of the block head */
+	uint32_t index;	 /* 0-based block number */
+};
+
+/*
+ * Opens and validates the HEADER block.  On failure returns NULL with one of
+ * these messages in err (P = the path as given):
+ *   "cannot open P: <strerror>"
+ *   "P is not a gaptrace capture (file is empty): pass a file written by 'gaptrace record'"
+ *   "P is not a gaptrace capture (bad magic 0x%08x): pass a file written by 'gaptrace record'"
+ *   "P was written on a host of the other byte order: read it on a little-endian host"
+ *     (or "big-endian"; the writer's order)
+ *   "P has capture version %u.%u; this gaptrace reads version 1.x: upgrade gaptrace"
+ *   "P: capture header is damaged (CRC mismatch): the file cannot be read"
+ *   "P: capture header is truncated: the file cannot be read"
+ */
+struct capture *capture__open(const char *path, char *err, size_t errlen);
+/* Same over a memory buffer (not copied; must outlive the reader); name used in messages. */
+struct capture *capture__open_mem(const void *buf, size_t len, const char *name, char *err,
+				  size_t errlen);
+/*
+ * Next block after HEADER.  Returns 1 and fills *blk, or 0 at the end.
+ * Damage never aborts silently: each problem adds one warning (below), and
+ * reading either skips the block (CRC mismatch, lengths consistent) or stops
+ * (truncation, inconsistent or oversized lengths) and returns 0.
+ *   "P: capture truncated at byte %llu: kept %u whole blocks; the recording
+ *      was cut short, the data up to there is usable"
+ *   "P: block %u at byte %llu fails its CRC check: skipped it; the file is damaged"
+ *   "P: block %u at byte %llu has inconsistent lengths (head %u, tail %u): stopped
+ *      reading there, kept %u blocks; the file is damaged"
+ *   "P: block %u at byte %llu claims %u bytes, over the %u limit: stopped reading
+ *      there, kept %u blocks; the file is damaged"
+ * Unknown block types are returned to the caller, which skips them (and
+ * counts them through capture__note_unknown).
+ */
+int capture__next(struct capture *c, struct capture_block *blk);
+/* Back to the first block after HEADER, so analysis can make a second pass. */
+int capture__rewind(struct capture *c);
+/* HEADER key lookup: value string or NULL. */
+const char *capture__header(const struct capture *c, const char *key);
+void capture__version(const struct capture *c, unsigned *major, unsigned *minor);
+/* Warnings collected so far (each one line, no trailing newline). */
+size_t capture__nwarnings(const struct capture *c);
+const char *capture__warning(const struct capture *c, size_t i);
+/* True once the reader met truncation or damage it could not skip. */
+bool capture__truncated(const struct capture *c);
+/* Counts of blocks skipped: CRC failures; unknown types (reported by caller). */
+unsigned capture__crc_errors(const struct capture *c);
+void capture__note_unknown(struct capture *c, uint32_t type);
+unsigned capture__unknown_blocks(const struct capture *c);
+uint64_t capture__size(const struct capture *c);
+const char *capture__path(const struct capture *c);
+void capture__close(struct capture *c); /* NULL-safe */
+
+/* ---- body parsers: all bounds-checked; return 0 ok, -1 malformed ---- */
+
+/*
+ * Calls cb for every record of an EVENTS body.  Stops and returns -1 at a
+ * record whose size is < 16, > GT_CAP_MAX_RECORD or past the body end; a cb
+ * returning non-zero stops the walk and that value is returned.
+ */
+int capture__events(const void *body, size_t len,
+		    int (*cb)(const void *rec, size_t size, void *ctx), void *ctx);
+/* Calls cb(key, value) for each "key=value" string (value may be ""). */
+int capture__kv(const void *body, size_t len,
+		int (*cb)(const char *key, const char *value, void *ctx), void *ctx);
+
+struct capture_stack {
+	int32_t stack_id;
+	uint32_t pid;
+	bool kernel;
+	uint16_t nr;
+	const uint64_t *ips; /* points into the body; unaligned-safe copy not needed (8-aligned) */
+};
+int capture__stacks(const void *body, size_t len,
+		    int (*cb)(const struct capture_stack *s, void *ctx), void *ctx);
+
+struct capture_symbol {
+	uint64_t ip;
+	uint32_t pid;
+	uint32_t sym_off;
+	const char *name; /* not NUL-terminated: use name_len */
+	uint16_t name_len;
+	const char *module;
+	uint16_t module_len;
+};
+int capture__symbols(const void *body, size_t len,
+		     int (*cb)(const struct capture_symbol *s, void *ctx), void *ctx);
+
+struct capture_mapping {
+	uint64_t start, end, pgoff;
+	uint32_t pid;
+	uint8_t build_id[20];
+	uint8_t build_id_len;
+	const char *path;
+	uint16_t path_len;
+};
+int capture__mappings(const void *body, size_t len,
+		      int (*cb)(const struct capture_mapping *m, void *ctx), void *ctx);
+
+struct capture_probe {
+	uint32_t func_id;
+	const char *name;
+	uint16_t name_len;
+	const char *module;
+	uint16_t module_len;
+	const char *category;
+	uint16_t category_len;
+};
+int capture__probes(const void *body, size_t len,
+		    int (*cb)(const struct capture_probe *p, void *ctx), void *ctx);
+
+/* Name of a block type for `gaptrace info` ("EVENTS", ..., "unknown"). */
+const char *capture__block_name(uint32_t type);
+
+#endif /* GT_CAPTURE_H */

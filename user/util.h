@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * util.h: logging, time and small helpers shared by every part of gaptrace.
+ * Every message to the user goes through gt_err/gt_warn/gt_info/gt_dbg.
+ */
+#ifndef GT_UTIL_H
+#define GT_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define GT_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define GT_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#define NSEC_PER_USEC 1000ULL
+#define NSEC_PER_MSEC 1000000ULL
+#define NSEC_PER_SEC 1000000000ULL
+
+/* Exit codes (documented in README and --help). */
+enum gt_exit {
+	GT_EXIT_OK = 0,
+	GT_EXIT_FAIL = 1,  /* runtime failure */
+	GT_EXIT_USAGE = 2, /* bad usage */
+};
+
+extern int gt_verbose; /* -v count */
+
+/* One line to stderr, prefixed "gaptrace: error: " / "warning: ". */
+void gt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Informational line ("gaptrace: ..."), always shown. */
+void gt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Shown with -v. */
+void gt_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Set by the progress line so log lines first clear it. */
+void gt_log_set_progress_active(bool active);
+
+uint64_t gt_now_mono_ns(void);
+uint64_t gt_now_real_ns(void);
+
+/*
+ * Parses a duration such as "1ms", "250us", "2.5s", "1500000" (ns), "3m".
+ * Returns 0 and sets *ns, or -1 on bad input.
+ */
+int gt_parse_duration(const char *s, uint64_t *ns);
+/* Parses a size such as "64K", "8M", "4096". Returns 0 or -1. */
+int gt_parse_size(const char *s, uint64_t *bytes);
+
+/* Formats ns for people: "812 ns", "3.21 us", "4.10 ms", "12.3 s". */
+const char *gt_fmt_dur(uint64_t ns, char *buf, size_t len);
+/* Formats a byte count: "512 B", "3.4 KiB", "12.0 MiB". */
+const char *gt_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+
+/* Reads a whole small file (procfs) into buf, NUL-terminated. Returns length or -errno. */
+long gt_read_file(const char *path, char *buf, size_t len);
+
+/* malloc/calloc/realloc that abort with a message on failure. */
+void *gt_xmalloc(size_t n);
+void *gt_xcalloc(size_t n, size_t sz);
+void *gt_xrealloc(void *p, size_t n);
+char *gt_xstrdup(const char *s);
+
+/* Grows *arr (element size sz) so that index need fits; doubles capacity. */
+void gt_grow(void **arr, size_t *cap, size_t need, size_t sz);
+
+/* FNV-1a 64 hash. */
+uint64_t gt_hash64(const void *data, size_t len, uint64_t seed);
+
+#endif /* GT_UTIL_H */
