@@ -12,6 +12,7 @@ NVCC ?= $(CUDA_HOME)/bin/nvcc
 
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VMLINUX := vmlinux/$(ARCH)/vmlinux.h
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 LIBDIR := $(shell pkg-config --variable=libdir libbpf 2>/dev/null || echo /usr/lib/$(shell gcc -print-multiarch))
 
 GT_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
@@ -52,6 +53,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(abspath $(OUTPUT))/%,%,$(2))";
 endif
 
 .DELETE_ON_ERROR:
+.SECONDARY: $(BPF_OBJS)
 .PHONY: all clean deps demo test unit-test integration-test bench format install fuzz cupti workloads
 
 all: $(OUTPUT)/gaptrace workloads cupti
@@ -63,6 +65,7 @@ $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/asan $(OUTPUT)/asan/user $(OU
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/gaptrace.h $(wildcard bpf/*.bpf.h) $(VMLINUX) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Icupti \
+		-idirafter /usr/include/$(MULTIARCH) \
 		-Wall -Werror -c $< -o $@
 	$(Q)llvm-strip -g $@ 2>/dev/null || true
 

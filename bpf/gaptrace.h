@@ -150,13 +150,17 @@ struct gt_gpu_op {
 	struct gt_gpu_rec rec;
 };
 
-/* gpu_batch in the ring buffer: count records of rec_size bytes follow. */
+/*
+ * gpu_batch in the ring buffer: count records follow, each GT_GPU_REC_SIZE
+ * bytes (the first GT_GPU_REC_SIZE of each producer record; bytes past the
+ * producer's rec_size are not its data and are zeroed by the recorder).
+ */
 struct gt_gpu_batch {
 	struct gt_hdr hdr;
 	__u32 pid;
 	__u32 tid;
 	__u32 count;	/* records copied */
-	__u32 rec_size; /* bytes each, as the producer declared (<= GT_GPU_REC_SIZE) */
+	__u32 rec_size; /* producer's record size */
 	__u32 dropped;	/* records beyond GT_GPU_BATCH_MAX that were not copied */
 	__u32 _pad;
 	__u8 data[GT_GPU_BATCH_MAX * GT_GPU_REC_SIZE];

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * core_fixes.bpf.h: every kernel-version difference the BPF side copes with,
+ * in one place, each with the reason it exists.
+ */
+#ifndef GT_CORE_FIXES_BPF_H
+#define GT_CORE_FIXES_BPF_H
+
+#include <vmlinux.h>
+#include <bpf/bpf_core_read.h>
+
+/* Linux 5.14 renamed task_struct::state to __state (and made it unsigned int). */
+struct task_struct___o {
+	volatile long int state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long gt_task_state(struct task_struct *t)
+{
+	struct task_struct___o *to = (void *)t;
+
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ(to, state);
+}
+
+/*
+ * x86-64 task_pt_regs() for the raw_tp fallback, where the task pointer is
+ * not a trusted BTF pointer and bpf_task_pt_regs() refuses it: the user
+ * register frame sits at the top of the kernel stack (THREAD_SIZE is 16 KiB
+ * without KASAN; the recorder sets cfg_thread_size when it knows better).
+ */
+static __always_inline struct pt_regs *gt_task_regs_raw(struct task_struct *t, __u32 thread_size)
+{
+	void *stack = BPF_CORE_READ(t, stack);
+
+	if (!stack)
+		return NULL;
+	return (struct pt_regs *)((char *)stack + thread_size) - 1;
+}
+
+#endif /* GT_CORE_FIXES_BPF_H */

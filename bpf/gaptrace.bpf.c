@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * gaptrace.bpf.c: the kernel half of the recorder.  Pairs each traced
+ * thread's switch-out with its wakeup and switch-in and emits one record per
+ * off-CPU interval; adds CPU samples, uprobe call pairs and the gaptrace USDT
+ * probes.  Everything is filtered to the traced thread groups in the kernel.
+ */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
+
+#include "gaptrace.h"
+#include "core_fixes.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define ENOSYS 38
+#define MAX_SYSCALL_NR 1024
+#define TASK_DEAD_BITS 0x0080 /* TASK_DEAD: the task is exiting, no switch-in follows */
+
+/* Set by the recorder between open and load. */
+const volatile bool cfg_ustacks = true;
+const volatile bool cfg_kstacks = true;
+const volatile __u64 cfg_wakeup_bytes = 1 << 20; /* force a reader wakeup above this */
+const volatile bool cfg_follow_children = true;
+const volatile __u32 cfg_thread_size = 16384;
+
+struct offcpu_start {
+	__u64 off_ns;
+	__u64 wake_ns;
+	__u32 state;
+	__u32 flags;
+	__u32 waker_pid;
+	__u32 waker_tid;
+	__s32 syscall_nr;
+	__s32 ustack_id;
+	__s32 kstack_id;
+	__u32 _pad;
+	__u64 args[3];
+};
+
+struct call_start {
+	__u64 enter_ns;
+	__u64 arg0;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct offcpu_start);
+} offcpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* tid << 32 | func_id */
+	__type(value, struct call_start);
+} calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, GT_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GT_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool is_target(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/* Reserve with every failure counted: nothing is lost silently. */
+static __always_inline void *reserve(__u32 size, __u32 lost_stat)
+{
+	void *rec = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!rec) {
+		stat_inc(GT_STAT_RB_LOST);
+		stat_inc(lost_stat);
+	}
+	return rec;
+}
+
+/* No wakeup per record: the reader polls, and is woken only when data piles up. */
+static __always_inline void submit(void *rec, bool urgent)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (urgent || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= cfg_wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	stat_inc(GT_STAT_EVENTS);
+	bpf_ringbuf_submit(rec, flags);
+}
+
+static __always_inline void fill_hdr(struct gt_hdr *h, __u16 type, __u16 size, __u64 now)
+{
+	h->type = type;
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts_ns = now;
+}
+
+static __always_inline __s32 get_stack(void *ctx, __u64 flags, bool want)
+{
+	long id;
+
+	if (!want)
+		return -1;
+	id = bpf_get_stackid(ctx, &stacks, flags);
+	if (id < 0 && id != -EFAULT)
+		stat_inc(GT_STAT_STACK_LOST);
+	return (__s32)id;
+}
+
+/*
+ * The syscall a task is in, from its user register frame: orig_ax holds the
+ * number and ax stays -ENOSYS until the syscall returns.  The ax check tells
+ * a syscall from a page fault or interrupt, whose orig_ax is an error code.
+ */
+static __always_inline __s32 regs_syscall(struct pt_regs *regs, __u64 *args)
+{
+	long ax, nr;
+
+	if (!regs)
+		return -1;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	ax = BPF_CORE_READ(regs, ax);
+	if (ax != -ENOSYS || nr < 0 || nr >= MAX_SYSCALL_NR)
+		return -1;
+	if (args) {
+		args[0] = BPF_CORE_READ(regs, di);
+		args[1] = BPF_CORE_READ(regs, si);
+		args[2] = BPF_CORE_READ(regs, dx);
+	}
+	return (__s32)nr;
+}
+
+/*
+ * A wakeup is a hand-off from the current task only if that task is inside a
+ * syscall (futex_wake, a pipe write, ...).  Interrupts (timers, devices) run
+ * on whatever task they hit, usually in user mode: those wakers are not causes.
+ * (The preempt count that would tell directly is not visible to BPF on
+ * kernels without CONFIG_KALLSYMS_ALL.)
+ */
+static __always_inline bool waker_in_syscall(void)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	return regs_syscall(regs, NULL) >= 0;
+}
+
+/* ---- scheduler ---- */
+
+static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev,
+				       __u64 now)
+{
+	struct offcpu_start si = {};
+	struct pt_regs *regs;
+	long state;
+	__u32 tid = BPF_CORE_READ(prev, pid);
+
+	state = gt_task_state(prev);
+	if (state & TASK_DEAD_BITS) {
+		bpf_map_delete_elem(&offcpu, &tid);
+		return;
+	}
+	stat_inc(GT_STAT_SWITCHES);
+	si.off_ns = now;
+	si.state = preempt ? 0 : (__u32)state;
+	if (preempt || state == 0)
+		si.flags |= GT_OFF_PREEMPTED;
+	/* prev is still current here, so its pt_regs and stacks are its own. */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	si.syscall_nr = regs_syscall(regs, si.args);
+	si.ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks);
+	si.kstack_id = get_stack(ctx, 0, cfg_kstacks);
+	if (bpf_map_update_elem(&offcpu, &tid, &si, BPF_ANY))
+		stat_inc(GT_STAT_MAP_FULL);
+}
+
+static __always_inline void switch_in(struct task_struct *next, struct pt_regs *next_regs,
+				      __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct offcpu_start *si;
+	struct gt_offcpu *rec;
+
+	si = bpf_map_lookup_elem(&offcpu, &tid);
+	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_OFFCPU);
+	if (!rec)
+		goto out;
+	fill_hdr(&rec->hdr, GT_REC_OFFCPU, sizeof(*rec), now);
+	rec->pid = BPF_CORE_READ(next, tgid);
+	rec->tid = tid;
+	rec->on_ns = now;
+	if (si) {
+		rec->off_ns = si->off_ns;
+		rec->wake_ns = si->wake_ns;
+		rec->state = si->state;
+		rec->flags = si->flags;
+		rec->waker_pid = si->waker_pid;
+		rec->waker_tid = si->waker_tid;
+		rec->syscall_nr = si->syscall_nr;
+		rec->ustack_id = si->ustack_id;
+		rec->kstack_id = si->kstack_id;
+		rec->args[0] = si->args[0];
+		rec->args[1] = si->args[1];
+		rec->args[2] = si->args[2];
+	} else {
+		/* Off-CPU since before tracing began: the start is the capture's edge. */
+		rec->off_ns = 0;
+		rec->wake_ns = 0;
+		rec->state = 0;
+		rec->flags = GT_OFF_PARTIAL_START;
+		rec->waker_pid = 0;
+		rec->waker_tid = 0;
+		rec->syscall_nr = regs_syscall(next_regs, rec->args);
+		rec->ustack_id = -1;
+		rec->kstack_id = -1;
+	}
+	submit(rec, false);
+out:
+	if (si)
+		bpf_map_delete_elem(&offcpu, &tid);
+}
+
+static __always_inline int handle_switch(void *ctx, bool preempt, struct task_struct *prev,
+					 struct task_struct *next, bool btf)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
+	__u32 next_tgid = BPF_CORE_READ(next, tgid);
+	struct pt_regs *next_regs = NULL;
+
+	if (prev_tgid && is_target(prev_tgid))
+		switch_out(ctx, preempt, prev, now);
+	if (next_tgid && is_target(next_tgid)) {
+		if (btf)
+			next_regs = (struct pt_regs *)bpf_task_pt_regs(next);
+		else
+			next_regs = gt_task_regs_raw(next, cfg_thread_size);
+		switch_in(next, next_regs, now);
+	}
+	return 0;
+}
+
+static __always_inline int handle_waking(struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct offcpu_start *si;
+	__u64 id;
+
+	if (!is_target(tgid))
+		return 0;
+	si = bpf_map_lookup_elem(&offcpu, &tid);
+	/* The first wakeup ends the blocked part; later ones change nothing. */
+	if (!si || si->wake_ns)
+		return 0;
+	si->wake_ns = bpf_ktime_get_ns();
+	if (!waker_in_syscall()) {
+		si->flags |= GT_OFF_WAKER_IRQ;
+		return 0;
+	}
+	id = bpf_get_current_pid_tgid();
+	si->waker_pid = id >> 32;
+	si->waker_tid = (__u32)id;
+	return 0;
+}
+
+static __always_inline void emit_task(struct task_struct *t, __u32 event, __u32 parent_tid,
+				      const char *comm, bool urgent)
+{
+	struct gt_task *rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_OTHER);
+
+	if (!rec)
+		return;
+	fill_hdr(&rec->hdr, GT_REC_TASK, sizeof(*rec), bpf_ktime_get_ns());
+	rec->pid = BPF_CORE_READ(t, tgid);
+	rec->tid = BPF_CORE_READ(t, pid);
+	rec->event = event;
+	rec->parent_tid = parent_tid;
+	if (comm)
+		bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), comm);
+	else
+		BPF_CORE_READ_STR_INTO(&rec->comm, t, comm);
+	submit(rec, urgent);
+}
+
+static __always_inline int handle_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptid = BPF_CORE_READ(parent, pid);
+	__u8 one = 1;
+
+	if (!is_target(ptgid))
+		return 0;
+	if (ctgid == ptgid) {
+		emit_task(child, GT_TASK_NEW_THREAD, ptid, NULL, false);
+		return 0;
+	}
+	if (!cfg_follow_children)
+		return 0;
+	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_NOEXIST) == -E2BIG)
+		stat_inc(GT_STAT_MAP_FULL);
+	/* Urgent: the recorder attaches the new process's uprobes and samples. */
+	emit_task(child, GT_TASK_NEW_PROCESS, ptid, NULL, true);
+	return 0;
+}
+
+static __always_inline int handle_exit(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+
+	if (!is_target(BPF_CORE_READ(p, tgid)))
+		return 0;
+	bpf_map_delete_elem(&offcpu, &tid);
+	emit_task(p, GT_TASK_EXIT, 0, NULL, false);
+	return 0;
+}
+
+static __always_inline int handle_exec(struct task_struct *p)
+{
+	if (!is_target(BPF_CORE_READ(p, tgid)))
+		return 0;
+	emit_task(p, GT_TASK_EXEC, 0, NULL, true);
+	return 0;
+}
+
+static __always_inline int handle_rename(struct task_struct *t, const char *comm)
+{
+	if (!is_target(BPF_CORE_READ(t, tgid)))
+		return 0;
+	emit_task(t, GT_TASK_RENAME, 0, comm, false);
+	return 0;
+}
+
+/* tp_btf flavours: preferred (direct BTF access, trusted pointers). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return handle_switch(ctx, preempt, prev, next, true);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(btf_sched_waking, struct task_struct *p)
+{
+	return handle_waking(p);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(btf_sched_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return handle_fork(parent, child);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(btf_sched_exit, struct task_struct *p)
+{
+	return handle_exit(p);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(btf_sched_exec, struct task_struct *p)
+{
+	return handle_exec(p);
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(btf_task_rename, struct task_struct *t, const char *comm)
+{
+	return handle_rename(t, comm);
+}
+
+/* raw_tp flavours: the fallback on kernels without tp_btf support. */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return handle_switch(ctx, preempt, prev, next, false);
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(raw_sched_waking, struct task_struct *p)
+{
+	return handle_waking(p);
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(raw_sched_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return handle_fork(parent, child);
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(raw_sched_exit, struct task_struct *p)
+{
+	return handle_exit(p);
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(raw_sched_exec, struct task_struct *p)
+{
+	return handle_exec(p);
+}
+
+SEC("raw_tp/task_rename")
+int BPF_PROG(raw_task_rename, struct task_struct *t, const char *comm)
+{
+	return handle_rename(t, comm);
+}
+
+/* ---- CPU samples (per-thread cpu-clock events opened by the recorder) ---- */
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct gt_sample *rec;
+	struct pt_regs *regs;
+	bool kernel;
+
+	if (!is_target(id >> 32))
+		return 0;
+	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_SAMPLE);
+	if (!rec)
+		return 0;
+	fill_hdr(&rec->hdr, GT_REC_SAMPLE, sizeof(*rec), bpf_ktime_get_ns());
+	rec->pid = id >> 32;
+	rec->tid = (__u32)id;
+	/* The perf ctx allows only full-width loads of the saved registers. */
+	kernel = (*(__u64 *)&ctx->regs.cs & 3) == 0;
+	rec->flags = kernel ? GT_SAMPLE_KERNEL : 0;
+	rec->ip = ctx->regs.ip;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	rec->syscall_nr = kernel ? regs_syscall(regs, NULL) : -1;
+	rec->ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks);
+	rec->kstack_id = kernel ? get_stack(ctx, 0, cfg_kstacks) : -1;
+	submit(rec, false);
+	return 0;
+}
+
+/* ---- uprobes on rare heavy functions: entry and return paired here ---- */
+
+SEC("uprobe")
+int BPF_KPROBE(call_enter)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 key = (id << 32) | (bpf_get_attach_cookie(ctx) & 0xffffffff);
+	struct call_start cs = {
+		.enter_ns = bpf_ktime_get_ns(),
+		.arg0 = PT_REGS_PARM1(ctx),
+	};
+
+	if (bpf_map_update_elem(&calls, &key, &cs, BPF_ANY))
+		stat_inc(GT_STAT_MAP_FULL);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(call_exit)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 func = bpf_get_attach_cookie(ctx) & 0xffffffff;
+	__u64 key = (id << 32) | func;
+	struct call_start *cs;
+	struct gt_call *rec;
+	__u64 now = bpf_ktime_get_ns();
+
+	cs = bpf_map_lookup_elem(&calls, &key);
+	if (!cs)
+		return 0;
+	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_CALL);
+	if (rec) {
+		fill_hdr(&rec->hdr, GT_REC_CALL, sizeof(*rec), now);
+		rec->pid = id >> 32;
+		rec->tid = (__u32)id;
+		rec->enter_ns = cs->enter_ns;
+		rec->exit_ns = now;
+		rec->func_id = func;
+		rec->flags = 0;
+		rec->arg0 = cs->arg0;
+		rec->ret = PT_REGS_RC(ctx);
+		submit(rec, false);
+	}
+	bpf_map_delete_elem(&calls, &key);
+	return 0;
+}
+
+/* ---- the gaptrace USDT interface (cupti/gaptrace-usdt.h) ---- */
+
+static __always_inline int emit_unit(__u64 unit_id, __u32 begin)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct gt_unit *rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_OTHER);
+
+	if (!rec)
+		return 0;
+	fill_hdr(&rec->hdr, GT_REC_UNIT, sizeof(*rec), bpf_ktime_get_ns());
+	rec->pid = id >> 32;
+	rec->tid = (__u32)id;
+	rec->unit_id = unit_id;
+	rec->begin = begin;
+	rec->_pad = 0;
+	submit(rec, false);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(usdt_unit_begin, __u64 unit_id)
+{
+	return emit_unit(unit_id, 1);
+}
+
+SEC("usdt")
+int BPF_USDT(usdt_unit_end, __u64 unit_id)
+{
+	return emit_unit(unit_id, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(usdt_gpu_launch, __u32 device, __u32 stream, __u64 op_id)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct gt_gpu_launch *rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_GPU);
+
+	if (!rec)
+		return 0;
+	fill_hdr(&rec->hdr, GT_REC_GPU_LAUNCH, sizeof(*rec), bpf_ktime_get_ns());
+	rec->pid = id >> 32;
+	rec->tid = (__u32)id;
+	rec->device = device;
+	rec->stream = stream;
+	rec->op_id = op_id;
+	submit(rec, false);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(usdt_gpu_op, __u32 device, __u32 stream, __u64 op_id, __u64 start_ns, __u64 end_ns)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct gt_gpu_op *rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_GPU);
+
+	if (!rec)
+		return 0;
+	__builtin_memset(&rec->rec, 0, sizeof(rec->rec));
+	fill_hdr(&rec->hdr, GT_REC_GPU_OP, sizeof(*rec), bpf_ktime_get_ns());
+	rec->pid = id >> 32;
+	rec->tid = (__u32)id;
+	rec->rec.start_ns = start_ns;
+	rec->rec.end_ns = end_ns;
+	rec->rec.op_id = op_id;
+	rec->rec.device = device;
+	rec->rec.stream = stream;
+	rec->rec.kind = 1; /* GAPTRACE_GPU_KERNEL */
+	submit(rec, false);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(usdt_gpu_batch, const void *recs, __u32 count, __u32 rec_size)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct gt_gpu_batch *rec;
+	__u32 n = count, i, copied = 0;
+
+	/* Records only grow at their end: read the fields we know, skip the rest. */
+	if (!recs || !count || rec_size < 48 || rec_size > 4096)
+		return 0;
+	if (n > GT_GPU_BATCH_MAX)
+		n = GT_GPU_BATCH_MAX;
+	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_GPU);
+	if (!rec)
+		return 0;
+	fill_hdr(&rec->hdr, GT_REC_GPU_BATCH, sizeof(*rec), bpf_ktime_get_ns());
+	rec->pid = id >> 32;
+	rec->tid = (__u32)id;
+	rec->rec_size = rec_size;
+	rec->dropped = count - n;
+	rec->_pad = 0;
+	if (count > n)
+		stat_inc(GT_STAT_GPU_TRUNC);
+	for (i = 0; i < GT_GPU_BATCH_MAX; i++) {
+		if (i >= n)
+			break;
+		if (bpf_probe_read_user(rec->data + i * GT_GPU_REC_SIZE, GT_GPU_REC_SIZE,
+					(const char *)recs + (__u64)i * rec_size))
+			break;
+		copied++;
+	}
+	rec->count = copied;
+	submit(rec, false);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(usdt_gpu_name, __u32 name_id, const char *name)
+{
+	struct gt_name *rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_OTHER);
+	long len;
+
+	if (!rec)
+		return 0;
+	fill_hdr(&rec->hdr, GT_REC_NAME, sizeof(*rec), bpf_ktime_get_ns());
+	rec->pid = bpf_get_current_pid_tgid() >> 32;
+	rec->name_id = name_id;
+	rec->_pad = 0;
+	len = bpf_probe_read_user_str(rec->name, sizeof(rec->name), name);
+	rec->len = len > 0 ? len - 1 : 0;
+	if (len <= 0)
+		rec->name[0] = '\0';
+	submit(rec, false);
+	return 0;
+}

@@ -1,0 +1,716 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_analysis.c: gap finding and attribution on synthetic event streams
+ * whose exact answer is known: each category, the sum property, preempted vs
+ * blocked, the critical-thread choice, the critical path, units, and lost
+ * data becoming unknown.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analysis.h"
+#include "capture.h"
+#include "gaptrace.h"
+#include "util.h"
+
+#define MS NSEC_PER_MSEC
+#define US NSEC_PER_USEC
+#define T0 (1000 * MS) /* capture start: 1 s of CLOCK_MONOTONIC */
+#define PID 100
+
+/* x86-64 syscall numbers the analysis knows. */
+#define SYS_read 0
+#define SYS_munmap 11
+#define SYS_epoll_wait 232
+#define SYS_futex 202
+#define SYS_clock_nanosleep 230
+#define SYS_fdatasync 75
+
+struct synth {
+	char path[64];
+	struct capture_writer *w;
+	struct capture_buf stacks, syms, probes;
+	uint64_t end;
+};
+
+static void synth_open(struct synth *s)
+{
+	char err[256];
+	const char *kv[] = { "pid=100", "comm=synth", "start_mono_ns=1000000000",
+			     "sample_period_ns=1000000", "gpu_source=usdt" };
+	int fd;
+
+	memset(s, 0, sizeof(*s));
+	strcpy(s->path, "/tmp/gt_test_analysis_XXXXXX");
+	fd = mkstemp(s->path);
+	assert_true(fd >= 0);
+	close(fd);
+	s->w = capture_writer__open(s->path, kv, GT_ARRAY_SIZE(kv), err, sizeof(err));
+	assert_non_null(s->w);
+	s->end = T0 + 1000 * MS;
+}
+
+static void hdr(struct gt_hdr *h, uint16_t type, uint16_t size, uint64_t ts)
+{
+	h->type = type;
+	h->size = size;
+	h->cpu = 0;
+	h->ts_ns = ts;
+}
+
+static void ev_task(struct synth *s, uint32_t tid, uint32_t event, const char *comm, uint64_t ts)
+{
+	struct gt_task t = {};
+
+	hdr(&t.hdr, GT_REC_TASK, sizeof(t), ts);
+	t.pid = PID;
+	t.tid = tid;
+	t.event = event;
+	strncpy(t.comm, comm, sizeof(t.comm) - 1);
+	assert_int_equal(capture_writer__event(s->w, &t, sizeof(t)), 0);
+}
+
+/* A thread that existed when tracing began. */
+static void thread(struct synth *s, uint32_t tid, const char *comm)
+{
+	ev_task(s, tid, GT_TASK_SEEN, comm, T0);
+}
+
+static void ev_op(struct synth *s, uint32_t dev, uint64_t op, uint64_t start, uint64_t end)
+{
+	struct gt_gpu_op g = {};
+
+	hdr(&g.hdr, GT_REC_GPU_OP, sizeof(g), end);
+	g.pid = PID;
+	g.tid = 99;
+	g.rec.start_ns = start;
+	g.rec.end_ns = end;
+	g.rec.op_id = op;
+	g.rec.device = dev;
+	g.rec.kind = 1;
+	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
+}
+
+static void ev_launch(struct synth *s, uint32_t tid, uint64_t op, uint64_t ts)
+{
+	struct gt_gpu_launch l = {};
+
+	hdr(&l.hdr, GT_REC_GPU_LAUNCH, sizeof(l), ts);
+	l.pid = PID;
+	l.tid = tid;
+	l.op_id = op;
+	assert_int_equal(capture_writer__event(s->w, &l, sizeof(l)), 0);
+}
+
+/* GPU op with its launch: the usual pair. */
+static void op(struct synth *s, uint32_t tid, uint64_t id, uint64_t launch, uint64_t start,
+	       uint64_t end)
+{
+	ev_launch(s, tid, id, launch);
+	ev_op(s, 0, id, start, end);
+}
+
+static void ev_off(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake, uint64_t on,
+		   uint32_t flags, int32_t sys, uint64_t a1, uint64_t a2, uint32_t waker,
+		   int32_t ustack)
+{
+	struct gt_offcpu o = {};
+
+	hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), on);
+	o.pid = PID;
+	o.tid = tid;
+	o.off_ns = off;
+	o.wake_ns = wake;
+	o.on_ns = on;
+	o.state = (flags & GT_OFF_PREEMPTED) ? 0 : 1;
+	o.flags = flags;
+	o.waker_pid = waker ? PID : 0;
+	o.waker_tid = waker;
+	o.syscall_nr = sys;
+	o.args[1] = a1;
+	o.args[2] = a2;
+	o.ustack_id = ustack;
+	o.kstack_id = -1;
+	assert_int_equal(capture_writer__event(s->w, &o, sizeof(o)), 0);
+}
+
+static void ev_sample(struct synth *s, uint32_t tid, uint64_t ts, int32_t sys, uint32_t flags,
+		      int32_t ustack)
+{
+	struct gt_sample x = {};
+
+	hdr(&x.hdr, GT_REC_SAMPLE, sizeof(x), ts);
+	x.pid = PID;
+	x.tid = tid;
+	x.syscall_nr = sys;
+	x.flags = flags;
+	x.ustack_id = ustack;
+	x.kstack_id = -1;
+	assert_int_equal(capture_writer__event(s->w, &x, sizeof(x)), 0);
+}
+
+static void ev_call(struct synth *s, uint32_t tid, uint32_t func, uint64_t enter, uint64_t exit)
+{
+	struct gt_call c = {};
+
+	hdr(&c.hdr, GT_REC_CALL, sizeof(c), exit);
+	c.pid = PID;
+	c.tid = tid;
+	c.enter_ns = enter;
+	c.exit_ns = exit;
+	c.func_id = func;
+	assert_int_equal(capture_writer__event(s->w, &c, sizeof(c)), 0);
+}
+
+static void ev_unit(struct synth *s, uint32_t tid, uint64_t id, uint64_t ts, bool begin)
+{
+	struct gt_unit u = {};
+
+	hdr(&u.hdr, GT_REC_UNIT, sizeof(u), ts);
+	u.pid = PID;
+	u.tid = tid;
+	u.unit_id = id;
+	u.begin = begin;
+	assert_int_equal(capture_writer__event(s->w, &u, sizeof(u)), 0);
+}
+
+static void ev_loss(struct synth *s, uint64_t from, uint64_t to)
+{
+	struct gt_loss l = {};
+
+	hdr(&l.hdr, GT_REC_LOSS, sizeof(l), to);
+	l.from_ns = from;
+	l.to_ns = to;
+	l.count = 3;
+	l.kind = GT_LOSS_RINGBUF;
+	assert_int_equal(capture_writer__event(s->w, &l, sizeof(l)), 0);
+}
+
+/* A one-frame user stack whose frame is the named function. */
+static void stack(struct synth *s, int32_t id, uint64_t ip, const char *fn, const char *module)
+{
+	capture_buf__stack(&s->stacks, id, PID, false, &ip, 1);
+	capture_buf__symbol(&s->syms, ip, PID, 4, fn, module);
+}
+
+static void probe(struct synth *s, uint32_t id, const char *fn, const char *cat)
+{
+	capture_buf__probe(&s->probes, id, fn, "libc.so.6", cat);
+}
+
+/* Closes the capture and analyses it. */
+static struct an_result *synth_run(struct synth *s, const struct an_opts *opts)
+{
+	struct capture_buf end = {};
+	struct an_result *r = NULL;
+	struct an_opts o;
+	struct capture *c;
+	char err[256];
+
+	if (s->probes.len)
+		assert_int_equal(capture_writer__block(s->w, GT_BLK_PROBES, s->probes.data,
+						       s->probes.len),
+				 0);
+	if (s->stacks.len)
+		assert_int_equal(capture_writer__block(s->w, GT_BLK_STACKS, s->stacks.data,
+						       s->stacks.len),
+				 0);
+	if (s->syms.len)
+		assert_int_equal(capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data,
+						       s->syms.len),
+				 0);
+	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)s->end);
+	assert_int_equal(capture_writer__block(s->w, GT_BLK_END, end.data, end.len), 0);
+	assert_int_equal(capture_writer__close(s->w), 0);
+	capture_buf__free(&end);
+	capture_buf__free(&s->stacks);
+	capture_buf__free(&s->syms);
+	capture_buf__free(&s->probes);
+
+	c = capture__open(s->path, err, sizeof(err));
+	assert_non_null(c);
+	if (!opts) {
+		an_opts__defaults(&o);
+		opts = &o;
+	}
+	assert_int_equal(analysis__run(c, opts, &r, err, sizeof(err)), 0);
+	capture__close(c);
+	unlink(s->path);
+	/* The sum property holds for every gap of every test. */
+	for (size_t i = 0; i < r->ngaps; i++) {
+		uint64_t sum = 0;
+
+		for (int k = 0; k < GT_CAT_MAX; k++)
+			sum += r->gaps[i].by_cat[k];
+		assert_int_equal(sum, r->gaps[i].duration_ns);
+	}
+	return r;
+}
+
+/* Two GPU ops on device 0 around a 20 ms gap [T0+10ms, T0+30ms); worker 10 launches op 2. */
+static void base_gap(struct synth *s, uint64_t launch)
+{
+	thread(s, 10, "gpu-worker");
+	op(s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
+	op(s, 10, 2, launch, T0 + 30 * MS, T0 + 40 * MS);
+}
+
+static void assert_cat(const struct an_gap *g, int cat, uint64_t ns)
+{
+	if (g->by_cat[cat] != ns)
+		fail_msg("gap %u: %s = %llu, expected %llu", g->index, gt_cat_names[cat],
+			 (unsigned long long)g->by_cat[cat], (unsigned long long)ns);
+}
+
+static void test_gap_sleep(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 29500 * US);
+	/* Sleeps 18 ms, then waits 0.2 ms for a CPU. */
+	ev_off(&s, 10, T0 + 11 * MS, T0 + 29 * MS, T0 + 29200 * US, 0, SYS_clock_nanosleep, 0, 0, 0,
+	       -1);
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->ngaps, 1);
+	assert_int_equal(r->gaps[0].start_ns, T0 + 10 * MS);
+	assert_int_equal(r->gaps[0].end_ns, T0 + 30 * MS);
+	assert_int_equal(r->gaps[0].tid, 10);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 18 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_SCHED, 200 * US);
+	/* on-CPU [10, 11) and [29.2, 29.5) without samples: cpu; launch latency: cuda */
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 1 * MS + 300 * US);
+	assert_cat(&r->gaps[0], GT_CAT_CUDA, 500 * US);
+	assert_int_equal(r->devices[0].busy_ns, 18 * MS);
+	assert_int_equal(r->devices[0].span_ns, 38 * MS);
+	an_result__free(r);
+}
+
+static void test_gap_preempted_vs_blocked(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	/* Preempted for 5 ms: all scheduler, whatever the syscall fields say. */
+	ev_off(&s, 10, T0 + 11 * MS, 0, T0 + 16 * MS, GT_OFF_PREEMPTED, -1, 0, 0, 0, -1);
+	/* Blocked in fdatasync 8 ms, then 3 ms on the run queue. */
+	ev_off(&s, 10, T0 + 17 * MS, T0 + 25 * MS, T0 + 28 * MS, 0, SYS_fdatasync, 0, 0, 0, -1);
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->ngaps, 1);
+	assert_cat(&r->gaps[0], GT_CAT_SCHED, 5 * MS + 3 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_IO, 8 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 1 * MS + 1 * MS + 2 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CUDA, 0);
+	an_result__free(r);
+}
+
+static void test_gap_lock_by_futex_value(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	thread(&s, 11, "lock-holder");
+	/* FUTEX_WAIT_PRIVATE (128) on the contended value 2: a mutex. */
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 28 * MS, T0 + 29 * MS, 0, SYS_futex, 128, 2, 11, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_LOCK, 18 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_SCHED, 1 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 1 * MS);
+	assert_int_equal(r->gaps[0].nholders, 1);
+	assert_int_equal(r->gaps[0].holders[0].tid, 11);
+	assert_int_equal(r->gaps[0].holders[0].wait_ns, 18 * MS);
+	an_result__free(r);
+}
+
+static void test_gap_lock_by_stack(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	thread(&s, 11, "holder");
+	/* The value is not 2 but the frame is glibc's lock slow path. */
+	stack(&s, 7, 0x7f0000001000, "__lll_lock_wait", "/lib/libc.so.6");
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, 0, SYS_futex, 128, 7, 11, 7);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_LOCK, 20 * MS);
+	an_result__free(r);
+}
+
+static void test_gap_handoff_follows_waker(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	thread(&s, 12, "synth-0");
+	/* Worker waits on a condvar (value 5, condvar frame) for the producer. */
+	stack(&s, 3, 0x7f0000002000, "pthread_cond_wait", "/lib/libc.so.6");
+	stack(&s, 4, 0x7f0000003000, "malloc_trim", "/lib/libc.so.6");
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 29 * MS, T0 + 29 * MS, 0, SYS_futex, 128, 5, 12, 3);
+	/* The producer: blocked on a lock 4 ms (held by 13), then on CPU in the allocator. */
+	thread(&s, 13, "other");
+	ev_off(&s, 12, T0 + 9 * MS, T0 + 14 * MS, T0 + 15 * MS, 0, SYS_futex, 128, 2, 13, -1);
+	ev_sample(&s, 12, T0 + 20 * MS, -1, 0, 4);
+	ev_sample(&s, 12, T0 + 25 * MS, -1, 0, 4);
+	ev_sample(&s, 12, T0 + 29 * MS, -1, 0, 4);
+	r = synth_run(&s, NULL);
+	/* [10,14) lock, [14,15) run queue, [15,29) allocator (sampled), [29,30) cpu */
+	assert_cat(&r->gaps[0], GT_CAT_LOCK, 4 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_SCHED, 1 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_ALLOC, 14 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 1 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_WAIT, 0);
+	assert_int_equal(r->gaps[0].nchain, 2);
+	assert_int_equal(r->gaps[0].chain[0].tid, 10);
+	assert_int_equal(r->gaps[0].chain[1].tid, 12);
+	assert_int_equal(r->gaps[0].chain[1].waker_of, 10);
+	assert_int_equal(r->gaps[0].chain[1].by_cat[GT_CAT_ALLOC], 14 * MS);
+	an_result__free(r);
+}
+
+static void test_gap_handoff_unfollowable_is_wait(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	/* epoll woken by an interrupt: nothing to follow. */
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, GT_OFF_WAKER_IRQ, SYS_epoll_wait, 0,
+	       0, 0, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_WAIT, 20 * MS);
+	assert_int_equal(r->gaps[0].nchain, 1);
+	an_result__free(r);
+}
+
+static void test_gap_allocator_offcpu_and_uprobe(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	probe(&s, 0, "malloc_trim", "allocator");
+	/* malloc_trim on CPU 10 ms (exact from the uprobe pair), then munmap blocked 5 ms. */
+	ev_call(&s, 10, 0, T0 + 11 * MS, T0 + 21 * MS);
+	ev_off(&s, 10, T0 + 22 * MS, T0 + 27 * MS, T0 + 27 * MS, 0, SYS_munmap, 0, 0, 0, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_ALLOC, 15 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 5 * MS);
+	an_result__free(r);
+}
+
+static void test_gap_samples_split_oncpu(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	stack(&s, 5, 0x400100, "compute", "/usr/bin/app");
+	stack(&s, 6, 0x7f0000004000, "_int_free", "/lib/libc.so.6");
+	/* On CPU the whole gap; a sample stands for the time since the one before. */
+	for (int i = 11; i <= 30; i++) {
+		if (i <= 20)
+			ev_sample(&s, 10, T0 + (uint64_t)i * MS, -1, 0, 5);
+		else if (i <= 25)
+			ev_sample(&s, 10, T0 + (uint64_t)i * MS, -1, 0, 6);
+		else
+			ev_sample(&s, 10, T0 + (uint64_t)i * MS, SYS_munmap, GT_SAMPLE_KERNEL, 5);
+	}
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 10 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_ALLOC, 10 * MS);
+	an_result__free(r);
+}
+
+static void test_gap_lost_data_is_unknown(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
+	       -1);
+	ev_loss(&s, T0 + 20 * MS, T0 + 25 * MS);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_UNKNOWN, 5 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 15 * MS);
+	assert_true(r->gaps[0].lossy);
+	an_result__free(r);
+}
+
+static void test_gap_without_launch_is_unknown(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	thread(&s, 10, "w");
+	ev_op(&s, 0, 1, T0 + 2 * MS, T0 + 10 * MS);
+	ev_op(&s, 0, 2, T0 + 30 * MS, T0 + 40 * MS);
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->ngaps, 1);
+	assert_int_equal(r->gaps[0].tid, 0);
+	assert_cat(&r->gaps[0], GT_CAT_UNKNOWN, 20 * MS);
+	an_result__free(r);
+}
+
+static void test_gap_launched_before_gap_is_cuda(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 5 * MS);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_CUDA, 20 * MS);
+	an_result__free(r);
+}
+
+static void test_gap_untraced_thread_is_unknown(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	thread(&s, 10, "w");
+	op(&s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
+	/* Thread 77 has no record at all: nothing can be said about it. */
+	op(&s, 77, 2, T0 + 29 * MS, T0 + 30 * MS, T0 + 40 * MS);
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->gaps[0].tid, 77);
+	assert_cat(&r->gaps[0], GT_CAT_UNKNOWN, 19 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CUDA, 1 * MS);
+	an_result__free(r);
+}
+
+static void test_critical_thread_is_launcher_of_next_op(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	thread(&s, 10, "a");
+	thread(&s, 20, "b");
+	op(&s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
+	/* Thread 10 launches later work; thread 20 launches the op that ends the gap. */
+	op(&s, 20, 2, T0 + 20 * MS, T0 + 30 * MS, T0 + 40 * MS);
+	op(&s, 10, 3, T0 + 25 * MS, T0 + 40 * MS, T0 + 50 * MS);
+	ev_off(&s, 20, T0 + 10 * MS, T0 + 20 * MS, T0 + 20 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
+	       -1);
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 25 * MS, T0 + 25 * MS, 0, SYS_read, 0, 0, 0, -1);
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->ngaps, 1);
+	assert_int_equal(r->gaps[0].tid, 20);
+	assert_int_equal(r->gaps[0].launch_ns, T0 + 20 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 10 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CUDA, 10 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_IO, 0);
+	an_result__free(r);
+}
+
+static void test_units_inter_and_intra(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	thread(&s, 10, "w");
+	ev_unit(&s, 10, 7, T0 + 1 * MS, true);
+	op(&s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
+	op(&s, 10, 2, T0 + 14 * MS, T0 + 15 * MS, T0 + 20 * MS); /* intra: 5 ms */
+	ev_unit(&s, 10, 7, T0 + 21 * MS, false);
+	ev_unit(&s, 10, 8, T0 + 29 * MS, true);
+	op(&s, 10, 3, T0 + 29 * MS, T0 + 30 * MS, T0 + 35 * MS); /* inter: 10 ms */
+	ev_unit(&s, 10, 8, T0 + 36 * MS, false);
+	op(&s, 10, 4, T0 + 36500 * US, T0 + 37 * MS, T0 + 38 * MS); /* outside units: unscoped */
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->ngaps, 3);
+	assert_int_equal(r->gaps[0].kind, GT_GAP_INTRA);
+	assert_int_equal(r->gaps[0].unit_before, 7);
+	assert_int_equal(r->gaps[0].unit_after, 7);
+	assert_int_equal(r->gaps[1].kind, GT_GAP_INTER);
+	assert_int_equal(r->gaps[1].unit_before, 7);
+	assert_int_equal(r->gaps[1].unit_after, 8);
+	assert_int_equal(r->gaps[2].kind, GT_GAP_UNSCOPED);
+	assert_int_equal(r->gaps_kind[GT_GAP_INTER], 1);
+	assert_string_equal(r->unit_source, "usdt");
+	an_result__free(r);
+}
+
+static void test_bursts_without_units(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	thread(&s, 10, "w");
+	op(&s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
+	op(&s, 10, 2, T0 + 12 * MS, T0 + 13 * MS, T0 + 20 * MS);  /* 3 ms: intra-burst */
+	op(&s, 10, 3, T0 + 40 * MS, T0 + 41 * MS, T0 + 50 * MS);  /* 21 ms: new burst */
+	op(&s, 10, 4, T0 + 50 * MS, T0 + 50500 * US, T0 + 55 * MS); /* 0.5 ms: not a gap */
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->ngaps, 2);
+	assert_int_equal(r->gaps[0].kind, GT_GAP_INTRA);
+	assert_int_equal(r->gaps[1].kind, GT_GAP_INTER);
+	assert_int_equal(r->units, 2);
+	an_result__free(r);
+}
+
+static void test_min_gap_and_overlap(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+	struct an_opts o;
+
+	synth_open(&s);
+	thread(&s, 10, "w");
+	/* Overlapping ops merge into one busy interval; a 2 ms hole is a gap at 1 ms, not at 5. */
+	op(&s, 10, 1, T0, T0 + 1 * MS, T0 + 10 * MS);
+	op(&s, 10, 2, T0, T0 + 5 * MS, T0 + 12 * MS);
+	op(&s, 10, 3, T0 + 13 * MS, T0 + 14 * MS, T0 + 20 * MS);
+	an_opts__defaults(&o);
+	o.min_gap_ns = 5 * MS;
+	r = synth_run(&s, &o);
+	assert_int_equal(r->ngaps, 0);
+	assert_int_equal(r->devices[0].busy_ns, 17 * MS);
+	an_result__free(r);
+
+	synth_open(&s);
+	thread(&s, 10, "w");
+	op(&s, 10, 1, T0, T0 + 1 * MS, T0 + 10 * MS);
+	op(&s, 10, 2, T0, T0 + 5 * MS, T0 + 12 * MS);
+	op(&s, 10, 3, T0 + 13 * MS, T0 + 14 * MS, T0 + 20 * MS);
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->ngaps, 1);
+	assert_int_equal(r->gaps[0].start_ns, T0 + 12 * MS);
+	assert_int_equal(r->gaps[0].end_ns, T0 + 14 * MS);
+	an_result__free(r);
+}
+
+static void test_partial_interval_at_start(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	/* Off-CPU since before tracing began (off_ns 0), in clock_nanosleep. */
+	ev_off(&s, 10, 0, 0, T0 + 29 * MS, GT_OFF_PARTIAL_START, SYS_clock_nanosleep, 0, 0, 0, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 19 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 1 * MS);
+	an_result__free(r);
+}
+
+static void test_two_devices(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	thread(&s, 10, "w0");
+	thread(&s, 11, "w1");
+	op(&s, 10, 1, T0, T0 + 1 * MS, T0 + 10 * MS);
+	op(&s, 10, 2, T0 + 20 * MS, T0 + 20 * MS, T0 + 30 * MS);
+	ev_launch(&s, 11, 3, T0 + 1 * MS);
+	ev_op(&s, 1, 3, T0 + 1 * MS, T0 + 5 * MS);
+	ev_launch(&s, 11, 4, T0 + 15 * MS);
+	ev_op(&s, 1, 4, T0 + 15 * MS, T0 + 25 * MS);
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->ndevices, 2);
+	assert_int_equal(r->ngaps, 2);
+	assert_int_equal(r->gaps[0].device, 0);
+	assert_int_equal(r->gaps[0].tid, 10);
+	assert_int_equal(r->gaps[1].device, 1);
+	assert_int_equal(r->gaps[1].tid, 11);
+	assert_int_equal(r->gaps[1].duration_ns, 10 * MS);
+	an_result__free(r);
+}
+
+/* Random streams: whatever the records say, each gap's categories sum to its length. */
+static void test_sum_property_random(void **state)
+{
+	unsigned seed = 12345;
+
+	for (int round = 0; round < 20; round++) {
+		struct synth s;
+		struct an_result *r;
+		uint64_t t = T0;
+
+		synth_open(&s);
+		thread(&s, 10, "w");
+		thread(&s, 11, "x");
+		for (uint64_t id = 1; id < 30; id++) {
+			uint64_t gap = (uint64_t)(rand_r(&seed) % 20) * MS + rand_r(&seed) % 1000;
+			uint64_t len = (uint64_t)(rand_r(&seed) % 5 + 1) * MS;
+			uint32_t tid = 10 + (uint32_t)(rand_r(&seed) % 2);
+			uint64_t launch = t + gap - (uint64_t)(rand_r(&seed) % 3) * MS;
+
+			op(&s, tid, id, launch, t + gap, t + gap + len);
+			for (int k = 0; k < 3; k++) {
+				uint64_t off = t + (uint64_t)(rand_r(&seed) % (gap + 1));
+				uint64_t wake = off + (uint64_t)(rand_r(&seed) % 4) * MS;
+				uint64_t on = wake + rand_r(&seed) % 500000;
+				int32_t sys = (int32_t)(rand_r(&seed) % 300) - 1;
+
+				ev_off(&s, tid, off, rand_r(&seed) % 2 ? wake : 0, on,
+				       rand_r(&seed) % 3 ? 0 : GT_OFF_PREEMPTED, sys, 128,
+				       rand_r(&seed) % 4, 21 - tid, -1);
+				ev_sample(&s, tid, on + 100000, sys, rand_r(&seed) % 2, -1);
+			}
+			if (rand_r(&seed) % 5 == 0)
+				ev_loss(&s, t, t + gap / 2);
+			t += gap + len;
+		}
+		r = synth_run(&s, NULL); /* asserts the sum property */
+		assert_true(r->ngaps > 0);
+		an_result__free(r);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gap_sleep),
+		cmocka_unit_test(test_gap_preempted_vs_blocked),
+		cmocka_unit_test(test_gap_lock_by_futex_value),
+		cmocka_unit_test(test_gap_lock_by_stack),
+		cmocka_unit_test(test_gap_handoff_follows_waker),
+		cmocka_unit_test(test_gap_handoff_unfollowable_is_wait),
+		cmocka_unit_test(test_gap_allocator_offcpu_and_uprobe),
+		cmocka_unit_test(test_gap_samples_split_oncpu),
+		cmocka_unit_test(test_gap_lost_data_is_unknown),
+		cmocka_unit_test(test_gap_without_launch_is_unknown),
+		cmocka_unit_test(test_gap_launched_before_gap_is_cuda),
+		cmocka_unit_test(test_gap_untraced_thread_is_unknown),
+		cmocka_unit_test(test_critical_thread_is_launcher_of_next_op),
+		cmocka_unit_test(test_units_inter_and_intra),
+		cmocka_unit_test(test_bursts_without_units),
+		cmocka_unit_test(test_min_gap_and_overlap),
+		cmocka_unit_test(test_partial_interval_at_start),
+		cmocka_unit_test(test_two_devices),
+		cmocka_unit_test(test_sum_property_random),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * analysis.h: from a capture to explained gaps.  Pass 1 reads GPU activity,
+ * units, threads, stacks and losses and finds the gaps; pass 2 keeps only the
+ * CPU-side records that fall inside gap windows; attribution then splits each
+ * gap into categories that sum exactly to its length.
+ */
+#ifndef GT_ANALYSIS_H
+#define GT_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct capture;
+
+enum gt_cat {
+	GT_CAT_SCHED = 0,
+	GT_CAT_LOCK,
+	GT_CAT_ALLOC,
+	GT_CAT_WAIT,
+	GT_CAT_IO,
+	GT_CAT_SLEEP,
+	GT_CAT_CUDA,
+	GT_CAT_CPU,
+	GT_CAT_UNKNOWN,
+	GT_CAT_MAX
+};
+
+/* "scheduler", "lock", "allocator", "wait", "io", "sleep", "cuda", "cpu", "unknown" */
+extern const char *const gt_cat_names[GT_CAT_MAX];
+/* Returns the category for a name, or -1. */
+int gt_cat_parse(const char *name);
+
+enum gt_gap_kind {
+	GT_GAP_INTER = 0, /* between two work units */
+	GT_GAP_INTRA,	  /* inside one work unit */
+	GT_GAP_UNSCOPED,  /* a side of the gap is outside every unit */
+};
+extern const char *const gt_gap_kind_names[3];
+
+enum gt_unit_mode {
+	GT_UNITS_AUTO = 0, /* USDT units if any, else function units, else GPU bursts */
+	GT_UNITS_USDT,
+	GT_UNITS_FUNC,
+	GT_UNITS_BURST,
+};
+
+struct an_opts {
+	uint64_t min_gap_ns;   /* default 1 ms */
+	uint64_t burst_gap_ns; /* bursts: idle >= this separates units (default 10 ms) */
+	enum gt_unit_mode units;
+	const char *unit_func; /* GT_UNITS_FUNC: function name, NULL = any "unit" probe */
+	unsigned max_depth;    /* critical-path hops followed (default 4) */
+};
+
+void an_opts__defaults(struct an_opts *o);
+
+/* One step of a gap's critical path: thread tid explained [from_ns, to_ns). */
+struct an_hop {
+	uint32_t tid;
+	uint32_t waker_of; /* the thread this one woke (previous hop), 0 for the first */
+	uint64_t from_ns, to_ns;
+	uint32_t depth;
+	uint64_t by_cat[GT_CAT_MAX]; /* what this hop's own time was spent on */
+};
+
+struct an_holder {
+	uint32_t tid;	   /* thread that released the lock (woke the waiter) */
+	uint64_t wait_ns;  /* lock-wait time it ended */
+};
+
+struct an_gap {
+	uint32_t index;
+	uint32_t device;
+	uint64_t start_ns, end_ns, duration_ns;
+	enum gt_gap_kind kind;
+	int64_t unit_before, unit_after; /* -1: none */
+	uint32_t pid, tid; /* critical thread (0: unknown) */
+	uint64_t launch_ns; /* host call that launched the first op after the gap, 0: unknown */
+	uint64_t op_after;  /* op_id of that op */
+	uint64_t by_cat[GT_CAT_MAX];
+	struct an_hop *chain;
+	size_t nchain;
+	struct an_holder *holders;
+	size_t nholders;
+	bool lossy; /* overlaps a window with lost records */
+};
+
+struct an_device {
+	uint32_t id;
+	uint64_t first_ns, last_ns; /* first op start, last op end */
+	uint64_t busy_ns;
+	uint64_t span_ns; /* last_ns - first_ns */
+	uint64_t ops;
+	uint64_t gaps, gap_ns;
+};
+
+struct an_thread {
+	uint32_t pid, tid;
+	char comm[16];
+};
+
+struct an_clock {
+	uint64_t pairs;	     /* ops with a known launch */
+	uint64_t violations; /* op started before its launch call */
+	int64_t min_ns, p50_ns, p99_ns, max_ns; /* start - launch */
+};
+
+struct an_result {
+	char *path;
+	char *comm;
+	uint32_t pid;
+	uint64_t start_ns, end_ns, duration_ns;
+	bool clean_end;	  /* END block present */
+	bool truncated;
+	uint64_t records;
+	uint64_t lost_ringbuf, lost_stack, lost_map_full, lost_gpu, lost_producer;
+	uint64_t sample_period_ns;
+	const char *unit_source; /* "usdt", "func:NAME", "bursts >= 10 ms" ... */
+	char unit_source_buf[96];
+	uint64_t units;
+	const char *gpu_source;
+	struct an_device *devices;
+	size_t ndevices;
+	struct an_gap *gaps;
+	size_t ngaps;
+	uint64_t totals[GT_CAT_MAX];
+	uint64_t totals_kind[3][GT_CAT_MAX];
+	uint64_t gaps_kind[3];
+	uint64_t gap_ns_total;
+	struct an_thread *threads;
+	size_t nthreads;
+	struct an_clock clock;
+	char **warnings;
+	size_t nwarnings;
+	/* Opaque analysis state kept for outputs that need stacks (flame graphs). */
+	void *model;
+};
+
+/*
+ * Runs the whole analysis.  Returns 0 and *out, or -1 with a one-line
+ * message in err (e.g. a capture without GPU activity is not an error: it
+ * yields zero devices and a warning).
+ */
+int analysis__run(struct capture *c, const struct an_opts *o, struct an_result **out, char *err,
+		  size_t errlen);
+void an_result__free(struct an_result *r);
+const char *an_result__thread_name(const struct an_result *r, uint32_t tid);
+
+#endif /* GT_ANALYSIS_H */

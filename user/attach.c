@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * attach.c: puts gaptrace's uprobes, USDT probes and sampling events on a
+ * traced process.  Every uprobe is attached with the target's pid, never -1,
+ * so untraced processes never pay for them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "attach.h"
+#include "capture.h"
+#include "gaptrace.skel.h"
+#include "syms.h"
+#include "util.h"
+
+struct seen_obj {
+	pid_t pid;
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+};
+
+struct attacher {
+	struct gaptrace_bpf *skel;
+	const struct probe_table *probes;
+	struct bpf_link **links;
+	size_t nlinks, links_cap;
+	struct seen_obj *seen;
+	size_t nseen, seen_cap;
+	int *perf_fds;
+	size_t nperf, perf_cap;
+	unsigned usdt_links, uprobe_links;
+	unsigned usdt_seen; /* bit per usdt_names[] entry */
+};
+
+static const char *const usdt_names[] = {
+	"unit_begin", "unit_end", "gpu_launch", "gpu_op", "gpu_batch", "gpu_name",
+};
+
+uint32_t probe_table__add(struct probe_table *t, const char *name, const char *module,
+			  const char *category)
+{
+	struct probe_func *f;
+
+	gt_grow((void **)&t->funcs, &t->cap, t->n, sizeof(*t->funcs));
+	f = &t->funcs[t->n];
+	f->id = (uint32_t)t->n;
+	f->name = gt_xstrdup(name);
+	f->module = gt_xstrdup(module ? module : "");
+	f->category = gt_xstrdup(category);
+	return (uint32_t)t->n++;
+}
+
+void probe_table__add_defaults(struct probe_table *t)
+{
+	/* Rare and heavy: called per partition, not per allocation. */
+	static const char *const libc_alloc[] = { "malloc_trim", "munmap" };
+	static const char *const libc_io[] = { "fsync", "fdatasync" };
+	static const char *const cuda_alloc[] = {
+		"cuMemHostAlloc",	"cuMemFreeHost",    "cuMemHostRegister_v2",
+		"cuMemHostUnregister",	"cuMemAlloc_v2",    "cuMemFree_v2",
+		"cuMemAllocHost_v2",	"cuMemAllocAsync",  "cuMemFreeAsync",
+		"cuMemAllocManaged",	"cuMemAllocPitch_v2",
+	};
+	static const char *const cuda_sync[] = {
+		"cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize",
+	};
+	size_t i;
+
+	for (i = 0; i < GT_ARRAY_SIZE(libc_alloc); i++)
+		probe_table__add(t, libc_alloc[i], "libc.so", "allocator");
+	for (i = 0; i < GT_ARRAY_SIZE(libc_io); i++)
+		probe_table__add(t, libc_io[i], "libc.so", "io");
+	for (i = 0; i < GT_ARRAY_SIZE(cuda_alloc); i++)
+		probe_table__add(t, cuda_alloc[i], "libcuda.so", "allocator");
+	for (i = 0; i < GT_ARRAY_SIZE(cuda_sync); i++)
+		probe_table__add(t, cuda_sync[i], "libcuda.so", "cuda");
+}
+
+static bool valid_category(const char *c)
+{
+	static const char *const cats[] = { "scheduler", "lock", "allocator", "wait", "io",
+					    "sleep",	 "cuda", "cpu",	      "unit" };
+
+	for (size_t i = 0; i < GT_ARRAY_SIZE(cats); i++)
+		if (!strcmp(c, cats[i]))
+			return true;
+	return false;
+}
+
+int probe_table__parse(struct probe_table *t, const char *spec, char *err, size_t errlen)
+{
+	char buf[512], *eq, *colon, *func, *lib = NULL;
+	const char *cat = "cpu";
+
+	if (strlen(spec) >= sizeof(buf) || !*spec) {
+		snprintf(err, errlen, "bad --probe '%s': expected [LIB:]FUNC[=CATEGORY]", spec);
+		return -1;
+	}
+	strcpy(buf, spec);
+	eq = strchr(buf, '=');
+	if (eq) {
+		*eq = '\0';
+		cat = eq + 1;
+		if (!valid_category(cat)) {
+			snprintf(err, errlen,
+				 "bad --probe '%s': unknown category '%s' (use scheduler, lock, "
+				 "allocator, wait, io, sleep, cuda or cpu)",
+				 spec, cat);
+			return -1;
+		}
+	}
+	colon = strrchr(buf, ':');
+	func = buf;
+	if (colon) {
+		*colon = '\0';
+		lib = buf;
+		func = colon + 1;
+	}
+	if (!*func || (lib && !*lib)) {
+		snprintf(err, errlen, "bad --probe '%s': expected [LIB:]FUNC[=CATEGORY]", spec);
+		return -1;
+	}
+	probe_table__add(t, func, lib ? lib : "", cat);
+	return 0;
+}
+
+void probe_table__emit(const struct probe_table *t, struct capture_buf *b)
+{
+	for (size_t i = 0; i < t->n; i++)
+		capture_buf__probe(b, t->funcs[i].id, t->funcs[i].name, t->funcs[i].module,
+				   t->funcs[i].category);
+}
+
+void probe_table__free(struct probe_table *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->funcs[i].name);
+		free(t->funcs[i].module);
+		free(t->funcs[i].category);
+	}
+	free(t->funcs);
+	memset(t, 0, sizeof(*t));
+}
+
+struct attacher *attacher__new(struct gaptrace_bpf *skel, const struct probe_table *probes)
+{
+	struct attacher *a = gt_xcalloc(1, sizeof(*a));
+
+	a->skel = skel;
+	a->probes = probes;
+	return a;
+}
+
+static void add_link(struct attacher *a, struct bpf_link *l)
+{
+	gt_grow((void **)&a->links, &a->links_cap, a->nlinks, sizeof(*a->links));
+	a->links[a->nlinks++] = l;
+}
+
+static struct bpf_program *usdt_prog(struct attacher *a, size_t i)
+{
+	struct gaptrace_bpf *s = a->skel;
+	struct bpf_program *progs[] = {
+		s->progs.usdt_unit_begin, s->progs.usdt_unit_end, s->progs.usdt_gpu_launch,
+		s->progs.usdt_gpu_op,	  s->progs.usdt_gpu_batch, s->progs.usdt_gpu_name,
+	};
+
+	return progs[i];
+}
+
+static int usdt_cb(const char *name, void *ctx)
+{
+	unsigned *mask = ctx;
+
+	for (size_t i = 0; i < GT_ARRAY_SIZE(usdt_names); i++)
+		if (!strcmp(name, usdt_names[i]))
+			*mask |= 1U << i;
+	return 0;
+}
+
+static bool module_matches(const char *pattern, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !*pattern || !strncmp(base, pattern, strlen(pattern));
+}
+
+static int attach_usdt(struct attacher *a, pid_t pid, const char *path)
+{
+	unsigned mask = 0;
+	int n = 0;
+
+	if (syms_elf_usdt_probes(path, "gaptrace", usdt_cb, &mask) <= 0)
+		return 0;
+	for (size_t i = 0; i < GT_ARRAY_SIZE(usdt_names); i++) {
+		struct bpf_link *l;
+
+		if (!(mask & (1U << i)))
+			continue;
+		l = bpf_program__attach_usdt(usdt_prog(a, i), pid, path, "gaptrace",
+					     usdt_names[i], NULL);
+		if (!l) {
+			gt_warn("cannot attach USDT gaptrace:%s in %s (pid %d): %s; its records "
+				"will be missing",
+				usdt_names[i], path, pid, strerror(errno));
+			continue;
+		}
+		add_link(a, l);
+		a->usdt_links++;
+		a->usdt_seen |= 1U << i;
+		n++;
+	}
+	if (n)
+		gt_dbg("attached %d USDT probes in %s (pid %d)", n, path, pid);
+	return n;
+}
+
+static int attach_uprobes(struct attacher *a, pid_t pid, const char *path)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < a->probes->n; i++) {
+		const struct probe_func *f = &a->probes->funcs[i];
+		struct bpf_link *enter, *ret;
+
+		/* A probe without a library looks in every object that defines it. */
+		if (!module_matches(f->module, path))
+			continue;
+		if (!syms_elf_has_func(path, f->name))
+			continue;
+		LIBBPF_OPTS(bpf_uprobe_opts, eo, .func_name = f->name, .bpf_cookie = f->id);
+		LIBBPF_OPTS(bpf_uprobe_opts, ro, .func_name = f->name, .bpf_cookie = f->id,
+			    .retprobe = true);
+		enter = bpf_program__attach_uprobe_opts(a->skel->progs.call_enter, pid, path, 0,
+							&eo);
+		if (!enter) {
+			gt_warn("cannot attach uprobe %s in %s (pid %d): %s", f->name, path, pid,
+				strerror(errno));
+			continue;
+		}
+		ret = bpf_program__attach_uprobe_opts(a->skel->progs.call_exit, pid, path, 0, &ro);
+		if (!ret) {
+			gt_warn("cannot attach uretprobe %s in %s (pid %d): %s", f->name, path,
+				pid, strerror(errno));
+			bpf_link__destroy(enter);
+			continue;
+		}
+		add_link(a, enter);
+		add_link(a, ret);
+		a->uprobe_links++;
+		n++;
+		gt_dbg("uprobe %s (%s) in %s (pid %d)", f->name, f->category, path, pid);
+	}
+	return n;
+}
+
+int attacher__attach_object(struct attacher *a, pid_t pid, const char *path)
+{
+	return attach_usdt(a, pid, path) + attach_uprobes(a, pid, path);
+}
+
+struct scan_ctx {
+	struct attacher *a;
+	pid_t pid;
+	int attached;
+};
+
+static bool seen_before(struct attacher *a, pid_t pid, const struct syms_mapping *m)
+{
+	for (size_t i = 0; i < a->nseen; i++) {
+		const struct seen_obj *s = &a->seen[i];
+
+		if (s->pid == pid && s->inode == m->inode && s->dev_major == m->dev_major &&
+		    s->dev_minor == m->dev_minor)
+			return true;
+	}
+	gt_grow((void **)&a->seen, &a->seen_cap, a->nseen, sizeof(*a->seen));
+	a->seen[a->nseen++] = (struct seen_obj){ pid, m->inode, m->dev_major, m->dev_minor };
+	return false;
+}
+
+static int scan_cb(const struct syms_mapping *m, void *ctx)
+{
+	struct scan_ctx *sc = ctx;
+	char path[4096 + 32];
+
+	if (!m->exec || !m->inode || m->path[0] != '/')
+		return 0;
+	if (seen_before(sc->a, sc->pid, m))
+		return 0;
+	/* Through the target's root, so a container's files resolve to its inodes. */
+	snprintf(path, sizeof(path), "/proc/%d/root%s", sc->pid, m->path);
+	if (access(path, R_OK))
+		snprintf(path, sizeof(path), "%s", m->path);
+	sc->attached += attacher__attach_object(sc->a, sc->pid, path);
+	return 0;
+}
+
+int attacher__scan(struct attacher *a, pid_t pid)
+{
+	struct scan_ctx sc = { a, pid, 0 };
+	int err = syms_read_mappings((uint32_t)pid, scan_cb, &sc);
+
+	return err < 0 ? err : sc.attached;
+}
+
+static int open_sampler(pid_t tid, uint64_t period_ns)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = period_ns,
+		/* Threads and children created later inherit the event (and its program). */
+		.inherit = 1,
+	};
+
+	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int attacher__sample_threads(struct attacher *a, pid_t pid, uint64_t period_ns)
+{
+	char dirpath[64];
+	struct dirent *de;
+	DIR *d;
+	int covered = 0;
+
+	if (!period_ns)
+		return 0;
+	snprintf(dirpath, sizeof(dirpath), "/proc/%d/task", pid);
+	d = opendir(dirpath);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		struct bpf_link *l;
+		int fd;
+
+		if (tid <= 0)
+			continue;
+		fd = open_sampler(tid, period_ns);
+		if (fd < 0) {
+			if (errno != ESRCH)
+				gt_warn("cannot open a cpu-clock event on thread %d: %s; its CPU "
+					"time will not be split",
+					tid, strerror(errno));
+			continue;
+		}
+		l = bpf_program__attach_perf_event(a->skel->progs.on_sample, fd);
+		if (!l) {
+			gt_warn("cannot attach the sampler to thread %d: %s", tid, strerror(errno));
+			close(fd);
+			continue;
+		}
+		add_link(a, l);
+		gt_grow((void **)&a->perf_fds, &a->perf_cap, a->nperf, sizeof(*a->perf_fds));
+		a->perf_fds[a->nperf++] = fd;
+		covered++;
+	}
+	closedir(d);
+	return covered;
+}
+
+unsigned attacher__usdt_links(const struct attacher *a)
+{
+	return a->usdt_links;
+}
+
+unsigned attacher__uprobe_links(const struct attacher *a)
+{
+	return a->uprobe_links;
+}
+
+unsigned attacher__sample_events(const struct attacher *a)
+{
+	return (unsigned)a->nperf;
+}
+
+bool attacher__has_usdt(const struct attacher *a, const char *name)
+{
+	for (size_t i = 0; i < GT_ARRAY_SIZE(usdt_names); i++)
+		if (!strcmp(name, usdt_names[i]))
+			return a->usdt_seen & (1U << i);
+	return false;
+}
+
+void attacher__free(struct attacher *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nlinks; i++)
+		bpf_link__destroy(a->links[i]);
+	for (size_t i = 0; i < a->nperf; i++)
+		close(a->perf_fds[i]);
+	free(a->links);
+	free(a->perf_fds);
+	free(a->seen);
+	free(a);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * attach.h: attaching uprobes, USDT probes and per-thread CPU-sample events
+ * to a traced process, object by object as its maps show them.
+ */
+#ifndef GT_ATTACH_H
+#define GT_ATTACH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct gaptrace_bpf;
+struct capture_buf;
+
+/* A function gaptrace times with an entry/return uprobe pair. */
+struct probe_func {
+	uint32_t id;	/* attach cookie and the capture's PROBES func_id */
+	char *name;	/* symbol */
+	char *module;	/* basename prefix the object must have ("libc.so"), "" = any */
+	char *category; /* what time inside counts as; "unit" marks a work unit */
+};
+
+struct probe_table {
+	struct probe_func *funcs;
+	size_t n, cap;
+};
+
+/* Adds a probe; returns its id. */
+uint32_t probe_table__add(struct probe_table *t, const char *name, const char *module,
+			  const char *category);
+/* Adds gaptrace's default rare-heavy-function probes (libc allocator/io, libcuda). */
+void probe_table__add_defaults(struct probe_table *t);
+/*
+ * Parses a --probe SPEC: "FUNC", "LIB:FUNC", either with "=CATEGORY".
+ * Returns 0 or -1 with a message in err.
+ */
+int probe_table__parse(struct probe_table *t, const char *spec, char *err, size_t errlen);
+/* Appends the table as PROBES entries. */
+void probe_table__emit(const struct probe_table *t, struct capture_buf *b);
+void probe_table__free(struct probe_table *t);
+
+struct attacher;
+
+struct attacher *attacher__new(struct gaptrace_bpf *skel, const struct probe_table *probes);
+/*
+ * Reads pid's maps and attaches USDT programs and uprobes to every object
+ * not seen before for that pid.  Returns the number of new attachments, or
+ * -errno (-ENOENT: the process is gone).
+ */
+int attacher__scan(struct attacher *a, pid_t pid);
+/* Attaches to one binary before it runs (launch mode, before exec). */
+int attacher__attach_object(struct attacher *a, pid_t pid, const char *path);
+/*
+ * Opens a cpu-clock sampling event (inherit=1, so threads the thread creates
+ * are sampled too) on each thread of pid not yet covered.  period_ns 0: off.
+ * Returns the number of threads covered, or -errno.
+ */
+int attacher__sample_threads(struct attacher *a, pid_t pid, uint64_t period_ns);
+/* Counters for the summary. */
+unsigned attacher__usdt_links(const struct attacher *a);
+unsigned attacher__uprobe_links(const struct attacher *a);
+unsigned attacher__sample_events(const struct attacher *a);
+/* True once a USDT probe of the given name was attached anywhere. */
+bool attacher__has_usdt(const struct attacher *a, const char *name);
+/* Detaches everything (links and perf events). NULL-safe. */
+void attacher__free(struct attacher *a);
+
+#endif /* GT_ATTACH_H */

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * attrib.c: splits each gap into categories.  The critical thread's time
+ * from the gap's start to its launch call is cut into off-CPU pieces (by the
+ * interval record), uprobe/API call pieces (exact) and on-CPU pieces (split
+ * by its samples); hand-off waits continue at the waker (the critical path);
+ * the launch-to-start latency is cuda.  Every nanosecond goes to exactly one
+ * category, so each gap's categories sum to its length.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gaptrace.h"
+#include "model.h"
+#include "util.h"
+
+#define MAX_DEPTH_LIMIT 16
+
+struct ex {
+	struct model *m;
+	struct an_gap *g;
+	size_t chain_cap, holders_cap;
+	uint32_t path[MAX_DEPTH_LIMIT + 1]; /* threads on the current chain */
+	unsigned max_depth;
+};
+
+static void explain(struct ex *x, uint32_t tid, uint64_t a, uint64_t b, unsigned depth,
+		    uint64_t *acc);
+
+static void add(uint64_t *acc, int cat, uint64_t from, uint64_t to)
+{
+	if (to > from)
+		acc[cat] += to - from;
+}
+
+static void note_holder(struct ex *x, uint32_t tid, uint64_t ns)
+{
+	struct an_gap *g = x->g;
+
+	if (!tid || !ns)
+		return;
+	for (size_t i = 0; i < g->nholders; i++) {
+		if (g->holders[i].tid == tid) {
+			g->holders[i].wait_ns += ns;
+			return;
+		}
+	}
+	gt_grow((void **)&g->holders, &x->holders_cap, g->nholders, sizeof(*g->holders));
+	g->holders[g->nholders++] = (struct an_holder){ tid, ns };
+}
+
+static size_t add_hop(struct ex *x, uint32_t tid, uint32_t waker_of, uint64_t from, uint64_t to,
+		      unsigned depth)
+{
+	struct an_gap *g = x->g;
+
+	gt_grow((void **)&g->chain, &x->chain_cap, g->nchain, sizeof(*g->chain));
+	memset(&g->chain[g->nchain], 0, sizeof(g->chain[0]));
+	g->chain[g->nchain] = (struct an_hop){ .tid = tid,
+					       .waker_of = waker_of,
+					       .from_ns = from,
+					       .to_ns = to,
+					       .depth = depth };
+	return g->nchain++;
+}
+
+/* First index whose key (via get) is >= v in a sorted array of n elements. */
+#define LOWER_BOUND(arr, n, field, v)                                                       \
+	({                                                                                  \
+		size_t lo_ = 0, hi_ = (n);                                                  \
+		while (lo_ < hi_) {                                                         \
+			size_t mid_ = (lo_ + hi_) / 2;                                      \
+			if ((arr)[mid_].field < (v))                                        \
+				lo_ = mid_ + 1;                                             \
+			else                                                                \
+				hi_ = mid_;                                                 \
+		}                                                                           \
+		lo_;                                                                        \
+	})
+
+/*
+ * Calls cb on the pieces of [p, q) that no uprobe/API call of t covers, and
+ * attributes covered pieces to the call's category.  The outermost call
+ * claims a nested one's time (both are the same kind of work in practice).
+ */
+static void split_calls(struct ex *x, struct m_thread *t, uint64_t p, uint64_t q, uint64_t *acc,
+			void (*cb)(struct ex *x, struct m_thread *t, uint64_t u, uint64_t v,
+				   void *arg, uint64_t *acc),
+			void *arg)
+{
+	uint64_t cursor = p;
+
+	for (size_t i = 0; i < t->ncalls && t->calls[i].enter < q; i++) {
+		const struct m_call *c = &t->calls[i];
+		uint64_t s, e;
+
+		if (c->exit <= cursor)
+			continue;
+		s = GT_MAX(c->enter, cursor);
+		e = GT_MIN(c->exit, q);
+		if (s > cursor)
+			cb(x, t, cursor, s, arg, acc);
+		add(acc, c->cat, s, e);
+		cursor = e;
+	}
+	if (cursor < q)
+		cb(x, t, cursor, q, arg, acc);
+}
+
+struct span {
+	uint64_t lo, hi;
+};
+
+/* On-CPU time not inside a call: split among the samples of the span. */
+static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t v, void *arg,
+			  uint64_t *acc)
+{
+	const struct span *sp = arg;
+	uint64_t period = x->m->sample_period;
+	size_t i = LOWER_BOUND(t->samples, t->nsamples, ts, sp->lo);
+	uint64_t seg_lo = sp->lo;
+	int last = -1;
+
+	if (i >= t->nsamples || t->samples[i].ts > sp->hi) {
+		/* No sample inside the span: the nearest one within a period covers it. */
+		int cat = GT_CAT_CPU;
+
+		if (i < t->nsamples && t->samples[i].ts - sp->hi <= period)
+			cat = classify_sample(x->m, &t->samples[i]);
+		else if (i > 0 && sp->lo - t->samples[i - 1].ts <= period)
+			cat = classify_sample(x->m, &t->samples[i - 1]);
+		add(acc, cat, u, v);
+		return;
+	}
+	/* A sample at s stands for the CPU time just before it: (previous, s]. */
+	for (; i < t->nsamples && t->samples[i].ts <= sp->hi && seg_lo < v; i++) {
+		uint64_t seg_hi = t->samples[i].ts;
+
+		last = classify_sample(x->m, &t->samples[i]);
+		add(acc, last, GT_MAX(seg_lo, u), GT_MIN(seg_hi, v));
+		seg_lo = GT_MAX(seg_lo, seg_hi);
+	}
+	if (seg_lo < v)
+		add(acc, last < 0 ? GT_CAT_CPU : last, GT_MAX(seg_lo, u), v);
+}
+
+static void oncpu(struct ex *x, struct m_thread *t, uint64_t p, uint64_t q, uint64_t span_lo,
+		  uint64_t span_hi, uint64_t *acc)
+{
+	struct span sp = { span_lo, span_hi };
+
+	split_calls(x, t, p, q, acc, oncpu_samples, &sp);
+}
+
+static bool on_path(const struct ex *x, unsigned depth, uint32_t tid)
+{
+	for (unsigned i = 0; i <= depth; i++)
+		if (x->path[i] == tid)
+			return true;
+	return false;
+}
+
+struct blocked_arg {
+	const struct m_off *o;
+	unsigned depth;
+};
+
+static void blocked_piece(struct ex *x, struct m_thread *t, uint64_t u, uint64_t v, void *arg,
+			  uint64_t *acc)
+{
+	const struct blocked_arg *ba = arg;
+	const struct m_off *o = ba->o;
+	bool handoff;
+	int cat = classify_blocked(x->m, o, &handoff);
+	uint32_t w = o->waker_tid;
+
+	if (cat == GT_CAT_LOCK)
+		note_holder(x, w, v - u);
+	if (handoff && w && w != t->tid && !(o->flags & GT_OFF_WAKER_IRQ) &&
+	    ba->depth < x->max_depth && !on_path(x, ba->depth, w) &&
+	    model__thread(x->m, w, false)) {
+		uint64_t tmp[GT_CAT_MAX] = {};
+		size_t hop = add_hop(x, w, t->tid, u, v, ba->depth + 1);
+
+		/* The wait lasted as long as the waker took: explain the waker. */
+		x->path[ba->depth + 1] = w;
+		explain(x, w, u, v, ba->depth + 1, tmp);
+		for (int c = 0; c < GT_CAT_MAX; c++) {
+			acc[c] += tmp[c];
+			x->g->chain[hop].by_cat[c] = tmp[c];
+		}
+		return;
+	}
+	add(acc, cat, u, v);
+}
+
+static void offcpu(struct ex *x, struct m_thread *t, const struct m_off *o, uint64_t s, uint64_t e,
+		   unsigned depth, uint64_t *acc)
+{
+	uint64_t bend;
+	struct blocked_arg ba = { o, depth };
+
+	if (o->flags & GT_OFF_PREEMPTED) {
+		add(acc, GT_CAT_SCHED, s, e);
+		return;
+	}
+	/* Blocked until the wakeup, then waiting on a run queue until switch-in. */
+	bend = o->wake ? o->wake : o->on;
+	if (s < bend)
+		split_calls(x, t, s, GT_MIN(e, bend), acc, blocked_piece, &ba);
+	add(acc, GT_CAT_SCHED, GT_MAX(s, bend), e);
+}
+
+static void explain_thread(struct ex *x, struct m_thread *t, uint64_t a, uint64_t b,
+			   unsigned depth, uint64_t *acc)
+{
+	size_t k = LOWER_BOUND(t->offs, t->noffs, off, a);
+	uint64_t cursor = a, prev_on;
+
+	/* The interval starting before a may still cover it. */
+	if (k > 0 && t->offs[k - 1].on > a)
+		k--;
+	prev_on = k > 0 ? t->offs[k - 1].on : (t->born ? t->born : x->m->start);
+	for (; k < t->noffs && t->offs[k].off < b; k++) {
+		const struct m_off *o = &t->offs[k];
+		uint64_t s = GT_MAX(GT_MAX(o->off, a), cursor), e = GT_MIN(o->on, b);
+
+		if (e <= s)
+			continue;
+		if (cursor < s)
+			oncpu(x, t, cursor, s, prev_on, o->off, acc);
+		offcpu(x, t, o, s, e, depth, acc);
+		cursor = e;
+		prev_on = o->on;
+	}
+	if (cursor < b) {
+		uint64_t span_hi = k < t->noffs ? t->offs[k].off : (t->died ? t->died : x->m->end);
+
+		oncpu(x, t, cursor, b, prev_on, span_hi, acc);
+	}
+}
+
+/* Time the thread did not exist, or the data cannot speak for, is unknown. */
+static void explain_alive(struct ex *x, uint32_t tid, uint64_t a, uint64_t b, unsigned depth,
+			  uint64_t *acc)
+{
+	struct m_thread *t = model__thread(x->m, tid, false);
+	uint64_t lo, hi;
+
+	if (!t || !t->known) {
+		add(acc, GT_CAT_UNKNOWN, a, b);
+		return;
+	}
+	lo = t->born ? t->born : x->m->start;
+	hi = t->died ? t->died : x->m->end;
+	if (a < lo) {
+		add(acc, GT_CAT_UNKNOWN, a, GT_MIN(lo, b));
+		a = GT_MIN(lo, b);
+	}
+	if (b > hi) {
+		add(acc, GT_CAT_UNKNOWN, GT_MAX(hi, a), b);
+		b = GT_MAX(hi, a);
+	}
+	if (a < b)
+		explain_thread(x, t, a, b, depth, acc);
+}
+
+static void explain(struct ex *x, uint32_t tid, uint64_t a, uint64_t b, unsigned depth,
+		    uint64_t *acc)
+{
+	const struct model *m = x->m;
+	size_t i = LOWER_BOUND(m->losses, m->nlosses, to, a);
+	uint64_t cursor = a;
+
+	/* Windows in which records were lost are unknown for every thread. */
+	for (; i < m->nlosses && m->losses[i].from < b; i++) {
+		uint64_t s = GT_MAX(m->losses[i].from, cursor), e = GT_MIN(m->losses[i].to, b);
+
+		if (e <= s)
+			continue;
+		if (cursor < s)
+			explain_alive(x, tid, cursor, s, depth, acc);
+		add(acc, GT_CAT_UNKNOWN, s, e);
+		cursor = e;
+	}
+	if (cursor < b)
+		explain_alive(x, tid, cursor, b, depth, acc);
+}
+
+static bool overlaps_loss(const struct model *m, uint64_t a, uint64_t b)
+{
+	size_t i = LOWER_BOUND(m->losses, m->nlosses, to, a);
+
+	return i < m->nlosses && m->losses[i].from < b;
+}
+
+static void explain_gap(struct model *m, struct an_gap *g, unsigned max_depth)
+{
+	struct ex x = { .m = m, .g = g, .max_depth = max_depth };
+	uint64_t we, sum = 0;
+	size_t hop0;
+
+	g->lossy = overlaps_loss(m, g->start_ns, g->end_ns);
+	if (!g->tid) {
+		/* No launch record ties the next op to a thread. */
+		g->by_cat[GT_CAT_UNKNOWN] = g->duration_ns;
+		return;
+	}
+	if (g->launch_ns <= g->start_ns) {
+		/* Launched before the GPU went idle: the device side was late. */
+		g->by_cat[GT_CAT_CUDA] = g->duration_ns;
+		return;
+	}
+	we = GT_MIN(g->launch_ns, g->end_ns);
+	x.path[0] = g->tid;
+	hop0 = add_hop(&x, g->tid, 0, g->start_ns, we, 0);
+	explain(&x, g->tid, g->start_ns, we, 0, g->by_cat);
+	memcpy(g->chain[hop0].by_cat, g->by_cat, sizeof(g->by_cat));
+	add(g->by_cat, GT_CAT_CUDA, we, g->end_ns);
+	for (int c = 0; c < GT_CAT_MAX; c++)
+		sum += g->by_cat[c];
+	/* Defensive: the pieces partition the gap; any drift is shown, never hidden. */
+	if (sum < g->duration_ns)
+		g->by_cat[GT_CAT_UNKNOWN] += g->duration_ns - sum;
+	else if (sum > g->duration_ns)
+		g->by_cat[GT_CAT_UNKNOWN] -= GT_MIN(g->by_cat[GT_CAT_UNKNOWN], sum - g->duration_ns);
+}
+
+static int cmp_holder(const void *a, const void *b)
+{
+	const struct an_holder *x = a, *y = b;
+
+	return x->wait_ns > y->wait_ns ? -1 : x->wait_ns < y->wait_ns;
+}
+
+void attrib__explain_all(struct model *m, struct an_result *r)
+{
+	unsigned depth = m->opts.max_depth > MAX_DEPTH_LIMIT ? MAX_DEPTH_LIMIT : m->opts.max_depth;
+
+	for (size_t i = 0; i < r->ngaps; i++) {
+		struct an_gap *g = &r->gaps[i];
+
+		explain_gap(m, g, depth);
+		qsort(g->holders, g->nholders, sizeof(*g->holders), cmp_holder);
+		for (int c = 0; c < GT_CAT_MAX; c++) {
+			r->totals[c] += g->by_cat[c];
+			r->totals_kind[g->kind][c] += g->by_cat[c];
+		}
+		r->gaps_kind[g->kind]++;
+		r->gap_ns_total += g->duration_ns;
+	}
+}

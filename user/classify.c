@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * classify.c: what a blocked interval or a CPU sample was doing, from the
+ * syscall at switch-out (x86-64 numbers), the futex operation and value, and
+ * the frames of its stacks.  The rules are DESIGN.md's "Gaps and their
+ * attribution"; each table says why an entry is there.
+ */
+#include <string.h>
+
+#include "gaptrace.h"
+#include "model.h"
+
+/* x86-64 syscall numbers used below. */
+enum {
+	NR_read = 0, NR_write = 1, NR_open = 2, NR_close = 3, NR_stat = 4, NR_fstat = 5,
+	NR_lstat = 6, NR_poll = 7, NR_lseek = 8, NR_mmap = 9, NR_mprotect = 10, NR_munmap = 11,
+	NR_brk = 12, NR_ioctl = 16, NR_pread64 = 17, NR_pwrite64 = 18, NR_readv = 19,
+	NR_writev = 20, NR_select = 23, NR_sched_yield = 24, NR_mremap = 25, NR_msync = 26,
+	NR_madvise = 28, NR_pause = 34, NR_nanosleep = 35, NR_sendfile = 40, NR_connect = 42,
+	NR_accept = 43, NR_sendto = 44, NR_recvfrom = 45, NR_sendmsg = 46, NR_recvmsg = 47,
+	NR_wait4 = 61, NR_fsync = 74, NR_fdatasync = 75, NR_truncate = 76, NR_ftruncate = 77,
+	NR_getdents = 78, NR_rename = 82, NR_unlink = 87, NR_mlock = 149, NR_munlock = 150,
+	NR_mlockall = 151, NR_sync = 162, NR_futex = 202, NR_io_getevents = 208,
+	NR_getdents64 = 217, NR_clock_nanosleep = 230, NR_epoll_wait = 232, NR_waitid = 247,
+	NR_openat = 257, NR_newfstatat = 262, NR_unlinkat = 263, NR_pselect6 = 270,
+	NR_ppoll = 271, NR_splice = 275, NR_sync_file_range = 277, NR_epoll_pwait = 281,
+	NR_fallocate = 285, NR_accept4 = 288, NR_preadv = 295, NR_pwritev = 296,
+	NR_recvmmsg = 299, NR_syncfs = 306, NR_sendmmsg = 307, NR_mlock2 = 325,
+	NR_copy_file_range = 326, NR_preadv2 = 327, NR_pwritev2 = 328, NR_statx = 332,
+	NR_io_uring_enter = 426, NR_openat2 = 437, NR_epoll_pwait2 = 441, NR_futex_waitv = 449,
+};
+
+/* Futex commands (op & FUTEX_CMD_MASK). */
+#define FUTEX_WAIT 0
+#define FUTEX_LOCK_PI 6
+#define FUTEX_TRYLOCK_PI 8
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAIT_REQUEUE_PI 11
+#define FUTEX_LOCK_PI2 13
+#define FUTEX_CMD_MASK 0x7f
+/* glibc's low-level lock and Rust's std mutex wait on the contended value 2. */
+#define FUTEX_CONTENDED 2
+
+enum sys_class { SC_OTHER = 0, SC_SLEEP, SC_ALLOC, SC_IO, SC_HANDOFF, SC_FUTEX, SC_IOCTL, SC_YIELD };
+
+static enum sys_class syscall_class(int32_t nr)
+{
+	switch (nr) {
+	case NR_nanosleep:
+	case NR_clock_nanosleep:
+	case NR_pause:
+		return SC_SLEEP;
+	case NR_mmap:
+	case NR_mprotect:
+	case NR_munmap:
+	case NR_brk:
+	case NR_mremap:
+	case NR_madvise:
+	case NR_mlock:
+	case NR_munlock:
+	case NR_mlockall:
+	case NR_mlock2:
+		return SC_ALLOC;
+	case NR_read:
+	case NR_write:
+	case NR_open:
+	case NR_close:
+	case NR_stat:
+	case NR_fstat:
+	case NR_lstat:
+	case NR_lseek:
+	case NR_pread64:
+	case NR_pwrite64:
+	case NR_readv:
+	case NR_writev:
+	case NR_msync:
+	case NR_sendfile:
+	case NR_connect:
+	case NR_accept:
+	case NR_sendto:
+	case NR_recvfrom:
+	case NR_sendmsg:
+	case NR_recvmsg:
+	case NR_fsync:
+	case NR_fdatasync:
+	case NR_truncate:
+	case NR_ftruncate:
+	case NR_getdents:
+	case NR_rename:
+	case NR_unlink:
+	case NR_sync:
+	case NR_io_getevents:
+	case NR_getdents64:
+	case NR_openat:
+	case NR_newfstatat:
+	case NR_unlinkat:
+	case NR_splice:
+	case NR_sync_file_range:
+	case NR_fallocate:
+	case NR_accept4:
+	case NR_preadv:
+	case NR_pwritev:
+	case NR_recvmmsg:
+	case NR_syncfs:
+	case NR_sendmmsg:
+	case NR_copy_file_range:
+	case NR_preadv2:
+	case NR_pwritev2:
+	case NR_statx:
+	case NR_io_uring_enter:
+	case NR_openat2:
+		return SC_IO;
+	case NR_poll:
+	case NR_select:
+	case NR_wait4:
+	case NR_epoll_wait:
+	case NR_waitid:
+	case NR_pselect6:
+	case NR_ppoll:
+	case NR_epoll_pwait:
+	case NR_epoll_pwait2:
+	case NR_futex_waitv:
+		return SC_HANDOFF;
+	case NR_futex:
+		return SC_FUTEX;
+	case NR_ioctl:
+		return SC_IOCTL;
+	case NR_sched_yield:
+		return SC_YIELD;
+	default:
+		return SC_OTHER;
+	}
+}
+
+struct pattern {
+	const char *s;
+	int flag;
+};
+
+/*
+ * Frame names that reveal what a waiting or running thread is in.  Substring
+ * matches catch glibc's __GI_ aliases and C++/Rust mangling.  A lock frame
+ * anywhere wins over a hand-off frame: lock slow paths park through the same
+ * hand-off primitives (parking_lot's lock_slow calls park).
+ */
+static const struct pattern sync_patterns[] = {
+	/* condvar paths re-take their mutex through these: a lock wait */
+	{ "lll_lock_wait", STK_LOCK },
+	{ "pthread_mutex_lock", STK_LOCK },
+	{ "pthread_mutex_timedlock", STK_LOCK },
+	{ "pthread_mutex_clocklock", STK_LOCK },
+	{ "mutex_cond_lock", STK_LOCK },
+	{ "pthread_rwlock_rdlock", STK_LOCK },
+	{ "pthread_rwlock_wrlock", STK_LOCK },
+	{ "pthread_rwlock_timed", STK_LOCK },
+	{ "pthread_rwlock_clock", STK_LOCK },
+	{ "rwlock_rdlock", STK_LOCK },
+	{ "rwlock_wrlock", STK_LOCK },
+	{ "lock_contended", STK_LOCK },	/* Rust std Mutex/RwLock */
+	{ "lock_slow", STK_LOCK },	/* parking_lot RawMutex */
+	{ "mutex4lock", STK_LOCK },	/* std::mutex::lock */
+	{ "futex_lock_pi", STK_LOCK },
+	{ "pthread_cond_wait", STK_HANDOFF },
+	{ "pthread_cond_timedwait", STK_HANDOFF },
+	{ "pthread_cond_clockwait", STK_HANDOFF },
+	{ "sem_wait", STK_HANDOFF },
+	{ "sem_timedwait", STK_HANDOFF },
+	{ "sem_clockwait", STK_HANDOFF },
+	{ "pthread_join", STK_HANDOFF },
+	{ "clockjoin", STK_HANDOFF },
+	{ "futex_abstimed_wait", STK_HANDOFF }, /* shared by condvar, sem, join */
+	{ "Condvar", STK_HANDOFF },
+	{ "condition_variable", STK_HANDOFF },
+	{ "4park", STK_HANDOFF },		/* Rust std::thread::park, parking_lot_core::park */
+	{ "park_timeout", STK_HANDOFF },
+};
+
+static const char *const alloc_exact[] = {
+	"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
+	"aligned_alloc", "valloc", "pvalloc", "cfree", "malloc_trim", "malloc_consolidate",
+	"_int_malloc", "_int_free", "_int_realloc", "_int_memalign", "sysmalloc", "systrim",
+	"mtrim", "heap_trim", "shrink_heap", "new_heap", "arena_get2", "unlink_chunk",
+	"_int_free_merge_chunk", "_int_free_create_chunk", "_int_free_maybe_consolidate",
+	"mmap", "mmap64", "__mmap", "munmap", "__munmap", "madvise", "__madvise", "sbrk",
+	"__sbrk", "brk", "__brk", "mremap", "__mremap", "_Znwm", "_Znam", "_ZdlPv", "_ZdaPv",
+	"_ZdlPvm", "_ZdaPvm", "__rust_alloc", "__rust_dealloc", "__rust_realloc",
+	"__rust_alloc_zeroed", "__rdl_alloc", "__rdl_dealloc", "__rdl_realloc",
+};
+
+static const char *const alloc_prefix[] = {
+	"__libc_malloc", "__libc_free", "__libc_calloc", "__libc_realloc", "__libc_memalign",
+	"tcache_", "je_", "mi_", "_mi_", "tc_", "__GI___libc_malloc", "__GI___libc_free",
+	"__malloc_", "__GI___munmap", "__GI___mmap", "__GI___madvise",
+};
+
+/* Kernel frames of page faults and memory-management syscalls. */
+static const char *const kernel_mm[] = {
+	"page_fault", "do_user_addr_fault", "handle_mm_fault", "do_anonymous_page",
+	"filemap_fault", "do_fault", "sys_munmap", "vm_munmap", "vmi_munmap", "sys_madvise",
+	"do_madvise", "sys_brk", "sys_mmap", "mmap_pgoff", "sys_mremap", "sys_mprotect",
+	"unmap_vmas", "unmap_region", "zap_pte_range", "tlb_finish_mmu", "lock_mm_and_find_vma",
+};
+
+static bool match_alloc(const char *name)
+{
+	for (size_t i = 0; i < sizeof(alloc_exact) / sizeof(alloc_exact[0]); i++)
+		if (!strcmp(name, alloc_exact[i]))
+			return true;
+	for (size_t i = 0; i < sizeof(alloc_prefix) / sizeof(alloc_prefix[0]); i++)
+		if (!strncmp(name, alloc_prefix[i], strlen(alloc_prefix[i])))
+			return true;
+	return false;
+}
+
+static bool match_cuda_module(const char *module)
+{
+	const char *base = module ? strrchr(module, '/') : NULL;
+
+	base = base ? base + 1 : module;
+	return base && (!strncmp(base, "libcuda.so", 10) || !strncmp(base, "libcudart", 9) ||
+			!strncmp(base, "libnvidia", 9));
+}
+
+static int classify_stack(struct model *m, struct m_stack *st)
+{
+	int cls = 0, sync = 0;
+
+	for (uint16_t i = 0; i < st->nr; i++) {
+		const struct m_sym *s = model__sym(m, st->pid, st->ips[i]);
+
+		if (!s)
+			continue;
+		if (st->kernel) {
+			for (size_t k = 0; s->name && k < sizeof(kernel_mm) / sizeof(kernel_mm[0]);
+			     k++)
+				if (strstr(s->name, kernel_mm[k]))
+					cls |= STK_FAULT;
+			continue;
+		}
+		if (match_cuda_module(s->module))
+			cls |= STK_CUDA;
+		if (!s->name)
+			continue;
+		if (match_alloc(s->name))
+			cls |= STK_ALLOC;
+		for (size_t k = 0; k < sizeof(sync_patterns) / sizeof(sync_patterns[0]); k++)
+			if (strstr(s->name, sync_patterns[k].s))
+				sync |= sync_patterns[k].flag;
+	}
+	return cls | ((sync & STK_LOCK) ? STK_LOCK : sync);
+}
+
+int model__stack_class(struct model *m, int32_t id)
+{
+	uint64_t idx;
+	struct m_stack *st;
+
+	if (id < 0 || !u64map_get(&m->stack_idx, (uint64_t)(uint32_t)id, &idx))
+		return 0;
+	st = &m->stacks[idx];
+	if (st->cls < 0)
+		st->cls = classify_stack(m, st);
+	return st->cls;
+}
+
+/*
+ * Category of the blocked part of an off-CPU interval.  *handoff is set when
+ * the wait ended because another thread handed something over, so the
+ * critical path may continue at the waker.
+ */
+int classify_blocked(struct model *m, const struct m_off *o, bool *handoff)
+{
+	int ucls = model__stack_class(m, o->ustack);
+	uint32_t cmd;
+
+	*handoff = false;
+	switch (syscall_class(o->syscall)) {
+	case SC_SLEEP:
+		return GT_CAT_SLEEP;
+	case SC_ALLOC:
+		return GT_CAT_ALLOC;
+	case SC_IO:
+		/* A pipe or socket read ended by a thread of ours is a hand-off. */
+		if (o->waker_tid && !(o->flags & GT_OFF_WAKER_IRQ) &&
+		    model__thread(m, o->waker_tid, false))
+			*handoff = true;
+		return GT_CAT_IO;
+	case SC_HANDOFF:
+		*handoff = true;
+		return GT_CAT_WAIT;
+	case SC_IOCTL:
+		return (ucls & STK_CUDA) ? GT_CAT_CUDA : GT_CAT_IO;
+	case SC_YIELD:
+		return GT_CAT_SCHED;
+	case SC_FUTEX:
+		cmd = (uint32_t)o->args[1] & FUTEX_CMD_MASK;
+		if (cmd == FUTEX_LOCK_PI || cmd == FUTEX_LOCK_PI2 || cmd == FUTEX_TRYLOCK_PI)
+			return GT_CAT_LOCK;
+		if (ucls & STK_LOCK)
+			return GT_CAT_LOCK;
+		if (ucls & STK_HANDOFF) {
+			*handoff = true;
+			return GT_CAT_WAIT;
+		}
+		if (ucls & STK_CUDA)
+			return GT_CAT_CUDA;
+		if ((cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) &&
+		    (uint32_t)o->args[2] == FUTEX_CONTENDED)
+			return GT_CAT_LOCK;
+		*handoff = true;
+		return GT_CAT_WAIT;
+	case SC_OTHER:
+	default:
+		break;
+	}
+	if (o->syscall < 0) {
+		/* Blocked outside a syscall: a page fault or an mm lock, or a stop. */
+		if (o->state & 0x0c) /* __TASK_STOPPED | __TASK_TRACED */
+			return GT_CAT_UNKNOWN;
+		return GT_CAT_ALLOC;
+	}
+	*handoff = true;
+	return GT_CAT_WAIT;
+}
+
+int classify_sample(struct model *m, const struct m_sample *s)
+{
+	int ucls = model__stack_class(m, s->ustack);
+
+	if (s->flags & GT_SAMPLE_KERNEL) {
+		if (s->syscall >= 0) {
+			switch (syscall_class(s->syscall)) {
+			case SC_ALLOC:
+				return GT_CAT_ALLOC;
+			case SC_IO:
+				return GT_CAT_IO;
+			case SC_IOCTL:
+				return (ucls & STK_CUDA) ? GT_CAT_CUDA : GT_CAT_IO;
+			default:
+				break;
+			}
+		} else if (model__stack_class(m, s->kstack) & STK_FAULT) {
+			return GT_CAT_ALLOC;
+		}
+	}
+	if (ucls & STK_ALLOC)
+		return GT_CAT_ALLOC;
+	if (ucls & STK_CUDA)
+		return GT_CAT_CUDA;
+	return GT_CAT_CPU;
+}

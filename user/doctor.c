@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * doctor.c: `gaptrace doctor` — checks that this host can record (privileges,
+ * BTF, tracepoints, ring buffer, uprobes, sampling, kernel symbols, the BPF
+ * programs themselves) and says how to fix what is missing.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "cmds.h"
+#include "gaptrace.skel.h"
+#include "sysprobe.h"
+#include "util.h"
+
+enum verdict { OK, WARN, FAIL };
+
+static int nfail, nwarn;
+
+static void check(enum verdict v, const char *what, const char *detail, const char *fix)
+{
+	static const char *const tags[] = { "[ ok ]", "[warn]", "[FAIL]" };
+
+	printf("%s %-22s %s\n", tags[v], what, detail);
+	if (v != OK && fix)
+		printf("       %-22s fix: %s\n", "", fix);
+	nfail += v == FAIL;
+	nwarn += v == WARN;
+}
+
+static bool kallsyms_readable(void)
+{
+	char buf[256];
+	FILE *f = fopen("/proc/kallsyms", "r");
+	bool ok = false;
+
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f))
+		ok = strncmp(buf, "0000000000000000", 16) != 0;
+	fclose(f);
+	return ok;
+}
+
+static bool can_sample(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 1000000,
+	};
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static int try_load(char *msg, size_t len)
+{
+	struct gaptrace_bpf *skel = gaptrace_bpf__open();
+	bool btf = gt_have_vmlinux_btf() && gt_probe_tp_btf("sched_switch");
+	struct bpf_program *p;
+	int err;
+
+	if (!skel) {
+		snprintf(msg, len, "cannot open the BPF object: %s", strerror(errno));
+		return -1;
+	}
+	/* Load only the flavour record would pick, with small maps. */
+	bpf_object__for_each_program(p, skel->obj)
+	{
+		const char *n = bpf_program__name(p);
+
+		if (!strncmp(n, "btf_", 4))
+			bpf_program__set_autoload(p, btf);
+		else if (!strncmp(n, "raw_", 4))
+			bpf_program__set_autoload(p, !btf);
+	}
+	bpf_map__set_max_entries(skel->maps.events, 1 << 16);
+	bpf_map__set_max_entries(skel->maps.stacks, 256);
+	err = gaptrace_bpf__load(skel);
+	if (err)
+		snprintf(msg, len, "the kernel refused gaptrace's BPF programs (%s)",
+			 strerror(-err));
+	else
+		snprintf(msg, len, "all programs load (%s flavour)", btf ? "tp_btf" : "raw_tp");
+	gaptrace_bpf__destroy(skel);
+	return err;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: gaptrace doctor [-v]\n\n"
+		   "Checks whether this host can run 'gaptrace record' and says how to fix\n"
+		   "what is missing.  Exit code 0 when recording will work, 1 otherwise.\n");
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	char msg[256], err[256];
+	struct utsname u;
+	bool priv, tracefs;
+
+	for (; argc > 1 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--verbose")); argc--, argv++)
+		gt_verbose++;
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return GT_EXIT_OK;
+	}
+	if (argc > 1) {
+		gt_err("doctor takes no arguments; see 'gaptrace doctor --help'");
+		return GT_EXIT_USAGE;
+	}
+	gt_libbpf_logging();
+	uname(&u);
+	printf("gaptrace %s doctor on %s (%s %s, %s)\n\n", GT_VERSION, u.nodename, u.sysname,
+	       u.release, u.machine);
+
+	priv = gt_check_privileges(err, sizeof(err)) == 0;
+	check(priv ? OK : FAIL, "privileges",
+	      priv ? (geteuid() == 0 ? "running as root" : "CAP_BPF and CAP_PERFMON present")
+		   : "not root and missing CAP_BPF/CAP_PERFMON",
+	      "run as root (sudo gaptrace ...)");
+
+	check(gt_have_vmlinux_btf() ? OK : FAIL, "kernel BTF",
+	      gt_have_vmlinux_btf() ? "/sys/kernel/btf/vmlinux present"
+				    : "/sys/kernel/btf/vmlinux missing",
+	      "use a kernel built with CONFIG_DEBUG_INFO_BTF=y (all major distributions since 2020)");
+
+	if (priv) {
+		bool btf = gt_probe_tp_btf("sched_switch");
+
+		check(btf ? OK : WARN, "tp_btf tracepoints",
+		      btf ? "sched_switch accepts tp_btf programs"
+			  : "tp_btf refused: falling back to raw_tp (works, slightly slower)",
+		      "none needed; a kernel >= 5.5 with BTF enables tp_btf");
+		check(gt_probe_ringbuf() ? OK : FAIL, "BPF ring buffer",
+		      gt_probe_ringbuf() ? "available" : "not available",
+		      "needs Linux >= 5.8");
+		check(can_sample() ? OK : WARN, "CPU sampling",
+		      can_sample() ? "cpu-clock perf events open"
+				   : "cannot open cpu-clock perf events: on-CPU time will not be split",
+		      "check /proc/sys/kernel/perf_event_paranoid and seccomp/container limits");
+		if (try_load(msg, sizeof(msg)) == 0)
+			check(OK, "BPF programs", msg, NULL);
+		else
+			check(FAIL, "BPF programs", msg,
+			      "run 'gaptrace doctor -v' for libbpf's log (verifier output); "
+			      "needs Linux >= 5.15 with BTF");
+	}
+	tracefs = gt_tracefs_mounted();
+	if (gt_have_uprobe_pmu())
+		check(OK, "uprobes", "uprobe perf PMU present (no tracefs needed)", NULL);
+	else
+		check(tracefs ? OK : WARN, "uprobes",
+		      tracefs ? "no uprobe PMU; tracefs is mounted, libbpf will use it"
+			      : "no uprobe PMU and tracefs not mounted",
+		      "'gaptrace record' mounts tracefs itself; or: mount -t tracefs tracefs "
+		      "/sys/kernel/tracing");
+	check(OK, "tracefs",
+	      tracefs ? "mounted" : "not mounted (not needed: gaptrace uses tp_btf/raw_tp and "
+				    "PMU uprobes)",
+	      NULL);
+	check(kallsyms_readable() ? OK : WARN, "kernel symbols",
+	      kallsyms_readable() ? "/proc/kallsyms shows addresses"
+				  : "/proc/kallsyms hides addresses: kernel frames unresolved",
+	      "run as root, or sysctl kernel.kptr_restrict=0");
+	check(OK, "kprobes/fentry", "not used (gaptrace needs neither)", NULL);
+
+	printf("\n%s: %d problem(s), %d warning(s)\n",
+	       nfail ? "recording will NOT work" : "recording will work", nfail, nwarn);
+	return nfail ? GT_EXIT_FAIL : GT_EXIT_OK;
+}

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * info.c: `gaptrace info` — what a capture holds (header, blocks, records by
+ * type, threads), every lost-event counter, damage found while reading, and
+ * the clock check of GPU starts against their launch calls.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "capture.h"
+#include "cmds.h"
+#include "gaptrace.h"
+#include "json.h"
+#include "util.h"
+
+#define NBLOCK_KINDS 9
+
+struct info_stats {
+	uint64_t blocks[NBLOCK_KINDS], block_bytes[NBLOCK_KINDS];
+	uint64_t unknown_blocks;
+	uint64_t recs[GT_REC_MAX], unknown_recs;
+	uint64_t counters_lost_ringbuf, counters_lost_stack, counters_lost_map, counters_gpu_trunc;
+	char stop_reason[32];
+	uint64_t end_ns;
+};
+
+static int block_slot(uint32_t type)
+{
+	return type == GT_BLK_HEADER ? 0 : (type >= 1 && type <= 7 ? (int)type : -1);
+}
+
+static int count_rec(const void *rec, size_t size, void *ctx)
+{
+	struct info_stats *s = ctx;
+	const struct gt_hdr *h = rec;
+
+	if (h->type > 0 && h->type < GT_REC_MAX)
+		s->recs[h->type]++;
+	else
+		s->unknown_recs++;
+	(void)size;
+	return 0;
+}
+
+static int counters_cb(const char *key, const char *value, void *ctx)
+{
+	struct info_stats *s = ctx;
+	uint64_t v = strtoull(value, NULL, 10);
+
+	if (!strcmp(key, "lost.ringbuf"))
+		s->counters_lost_ringbuf = v;
+	else if (!strcmp(key, "lost.stack"))
+		s->counters_lost_stack = v;
+	else if (!strcmp(key, "lost.map_full"))
+		s->counters_lost_map = v;
+	else if (!strcmp(key, "lost.gpu_truncated"))
+		s->counters_gpu_trunc = v;
+	else if (!strcmp(key, "stop_reason"))
+		snprintf(s->stop_reason, sizeof(s->stop_reason), "%s", value);
+	else if (!strcmp(key, "end_mono_ns"))
+		s->end_ns = v;
+	return 0;
+}
+
+static const char *const rec_names[GT_REC_MAX] = {
+	[GT_REC_OFFCPU] = "offcpu",   [GT_REC_SAMPLE] = "sample",
+	[GT_REC_CALL] = "call",	      [GT_REC_UNIT] = "unit",
+	[GT_REC_GPU_LAUNCH] = "gpu_launch", [GT_REC_GPU_OP] = "gpu_op",
+	[GT_REC_GPU_BATCH] = "gpu_batch", [GT_REC_TASK] = "task",
+	[GT_REC_NAME] = "name",	      [GT_REC_LOSS] = "loss",
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: gaptrace info FILE [--format text|json]\n"
+		   "\n"
+		   "Shows what a capture holds: where and how it was recorded, its blocks and\n"
+		   "records, threads, every lost-event counter (ring buffer, stacks, tracking\n"
+		   "map, GPU records), damage found while reading, and the clock check: each\n"
+		   "GPU operation must start after the host call that launched it.\n"
+		   "Exit codes: 0 readable (warnings for damage), 1 unreadable, 2 bad usage.\n");
+}
+
+static const char *hdr(const struct capture *c, const char *key)
+{
+	const char *v = capture__header(c, key);
+
+	return v ? v : "?";
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct info_stats s = {};
+	struct capture *c = NULL;
+	struct an_result *r = NULL;
+	struct capture_block b;
+	struct an_opts ao;
+	bool json = false;
+	char err[512], d1[32], d2[32], d3[32];
+	unsigned maj, min;
+	int opt, ret = GT_EXIT_FAIL;
+	uint64_t lost;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+				gt_err("bad --format '%s': use text or json", optarg);
+				return GT_EXIT_USAGE;
+			}
+			json = !strcmp(optarg, "json");
+			break;
+		case 'h':
+			usage(stdout);
+			return GT_EXIT_OK;
+		default:
+			gt_err("bad option; see 'gaptrace info --help'");
+			return GT_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		gt_err("give one capture file: gaptrace info FILE");
+		return GT_EXIT_USAGE;
+	}
+	c = capture__open(argv[optind], err, sizeof(err));
+	if (!c) {
+		gt_err("%s", err);
+		return GT_EXIT_FAIL;
+	}
+	while (capture__next(c, &b) == 1) {
+		int slot = block_slot(b.type);
+
+		if (slot < 0) {
+			s.unknown_blocks++;
+			capture__note_unknown(c, b.type);
+			continue;
+		}
+		s.blocks[slot]++;
+		s.block_bytes[slot] += b.len;
+		if (b.type == GT_BLK_EVENTS)
+			capture__events(b.body, b.len, count_rec, &s);
+		else if (b.type == GT_BLK_COUNTERS || b.type == GT_BLK_END)
+			capture__kv(b.body, b.len, counters_cb, &s);
+	}
+	capture__rewind(c);
+	an_opts__defaults(&ao);
+	if (analysis__run(c, &ao, &r, err, sizeof(err))) {
+		gt_err("%s", err);
+		goto cleanup;
+	}
+	capture__version(c, &maj, &min);
+	lost = s.counters_lost_ringbuf + s.counters_lost_map;
+
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout, true);
+		json_obj_begin(&j);
+		json_kstr(&j, "schema", "gaptrace.info/1");
+		json_kstr(&j, "path", capture__path(c));
+		json_ku64(&j, "bytes", capture__size(c));
+		json_kstr(&j, "version", maj == 1 ? "1" : "?");
+		json_ku64(&j, "minor", min);
+		json_kbool(&j, "complete", s.blocks[GT_BLK_END] > 0);
+		json_kbool(&j, "truncated", capture__truncated(c));
+		json_ku64(&j, "crc_errors", capture__crc_errors(c));
+		json_ku64(&j, "unknown_blocks", s.unknown_blocks);
+		json_kstr(&j, "stop_reason", s.stop_reason);
+		json_key(&j, "header");
+		json_obj_begin(&j);
+		{
+			static const char *const keys[] = {
+				"gaptrace_version", "host", "kernel", "arch", "cmdline", "mode",
+				"pid", "comm", "exe", "start_mono_ns", "start_real_ns",
+				"sched_attach", "sample_period_ns", "ringbuf_bytes", "gpu_source",
+			};
+
+			for (size_t i = 0; i < GT_ARRAY_SIZE(keys); i++)
+				if (capture__header(c, keys[i]))
+					json_kstr(&j, keys[i], capture__header(c, keys[i]));
+		}
+		json_obj_end(&j);
+		json_key(&j, "records");
+		json_obj_begin(&j);
+		for (int i = 1; i < GT_REC_MAX; i++)
+			json_ku64(&j, rec_names[i], s.recs[i]);
+		json_obj_end(&j);
+		json_ku64(&j, "lost_events", lost);
+		json_key(&j, "lost");
+		json_obj_begin(&j);
+		json_ku64(&j, "ringbuf", s.counters_lost_ringbuf);
+		json_ku64(&j, "map_full", s.counters_lost_map);
+		json_ku64(&j, "stacks", s.counters_lost_stack);
+		json_ku64(&j, "gpu_records", r->lost_gpu);
+		json_ku64(&j, "gpu_producer_dropped", r->lost_producer);
+		json_obj_end(&j);
+		json_ku64(&j, "threads", r->nthreads);
+		json_ku64(&j, "devices", r->ndevices);
+		json_key(&j, "clock");
+		json_obj_begin(&j);
+		json_ku64(&j, "pairs", r->clock.pairs);
+		json_ku64(&j, "violations", r->clock.violations);
+		json_ki64(&j, "offset_min_ns", r->clock.min_ns);
+		json_ki64(&j, "offset_p50_ns", r->clock.p50_ns);
+		json_ki64(&j, "offset_p99_ns", r->clock.p99_ns);
+		json_obj_end(&j);
+		json_key(&j, "warnings");
+		json_arr_begin(&j);
+		for (size_t i = 0; i < r->nwarnings; i++)
+			json_str(&j, r->warnings[i]);
+		json_arr_end(&j);
+		json_obj_end(&j);
+	} else {
+		static const char *const bnames[NBLOCK_KINDS] = {
+			"HEADER", "EVENTS", "STACKS", "SYMBOLS", "MAPPINGS", "COUNTERS", "PROBES", "END",
+		};
+
+		printf("capture:  %s (%s, format %u.%u, %s)\n", capture__path(c),
+		       gt_fmt_bytes(capture__size(c), d1, sizeof(d1)), maj, min,
+		       capture__truncated(c) ? "TRUNCATED"
+		       : s.blocks[7]	      ? "complete"
+					      : "no END block: recorder stopped abruptly");
+		printf("recorded: gaptrace %s on %s, %s %s\n", hdr(c, "gaptrace_version"),
+		       hdr(c, "host"), hdr(c, "kernel"), hdr(c, "arch"));
+		printf("target:   pid %s (%s), %s mode%s%s\n", hdr(c, "pid"), hdr(c, "comm"),
+		       hdr(c, "mode"), capture__header(c, "target_cmdline") ? ": " : "",
+		       capture__header(c, "target_cmdline") ? hdr(c, "target_cmdline") : "");
+		printf("command:  %s\n", hdr(c, "cmdline"));
+		printf("duration: %s (stop: %s); scheduler via %s, samples every %s ns, ring "
+		       "buffer %s bytes\n",
+		       gt_fmt_dur(r->duration_ns, d1, sizeof(d1)),
+		       s.stop_reason[0] ? s.stop_reason : "?", hdr(c, "sched_attach"),
+		       hdr(c, "sample_period_ns"), hdr(c, "ringbuf_bytes"));
+		printf("blocks:  ");
+		for (int i = 0; i < NBLOCK_KINDS - 1; i++)
+			if (s.blocks[i])
+				printf(" %s %llu", bnames[i], (unsigned long long)s.blocks[i]);
+		if (s.unknown_blocks)
+			printf(" unknown %llu (skipped)", (unsigned long long)s.unknown_blocks);
+		printf("\nrecords: ");
+		for (int i = 1; i < GT_REC_MAX; i++)
+			if (s.recs[i])
+				printf(" %s %llu", rec_names[i], (unsigned long long)s.recs[i]);
+		printf("\nthreads:  %zu:", r->nthreads);
+		for (size_t i = 0; i < r->nthreads && i < 12; i++)
+			printf(" %s:%u", r->threads[i].comm[0] ? r->threads[i].comm : "?",
+			       r->threads[i].tid);
+		if (r->nthreads > 12)
+			printf(" ...");
+		printf("\nlost:     %llu events (ring buffer %llu, tracking map full %llu); stacks "
+		       "%llu; GPU records truncated %llu, dropped by producer %llu%s\n",
+		       (unsigned long long)lost, (unsigned long long)s.counters_lost_ringbuf,
+		       (unsigned long long)s.counters_lost_map,
+		       (unsigned long long)s.counters_lost_stack,
+		       (unsigned long long)r->lost_gpu, (unsigned long long)r->lost_producer,
+		       lost ? "  <- raise record --ringbuf-size" : "");
+		printf("GPU:      %zu device(s), %llu ops, %zu gaps >= 1 ms\n", r->ndevices,
+		       (unsigned long long)(r->ndevices ? r->devices[0].ops : 0), r->ngaps);
+		if (r->clock.pairs)
+			printf("clock:    %llu ops matched to launches; launch->start min %s, p50 %s, "
+			       "p99 %s; %llu violations%s\n",
+			       (unsigned long long)r->clock.pairs,
+			       gt_fmt_dur(r->clock.min_ns > 0 ? (uint64_t)r->clock.min_ns : 0, d1,
+					  sizeof(d1)),
+			       gt_fmt_dur(r->clock.p50_ns > 0 ? (uint64_t)r->clock.p50_ns : 0, d2,
+					  sizeof(d2)),
+			       gt_fmt_dur(r->clock.p99_ns > 0 ? (uint64_t)r->clock.p99_ns : 0, d3,
+					  sizeof(d3)),
+			       (unsigned long long)r->clock.violations,
+			       r->clock.violations ? " (GPU clock NOT aligned with CLOCK_MONOTONIC)"
+						   : " (aligned)");
+		else
+			printf("clock:    no GPU op could be matched to a launch call\n");
+		for (size_t i = 0; i < r->nwarnings; i++)
+			printf("warning:  %s\n", r->warnings[i]);
+	}
+	for (size_t i = 0; i < capture__nwarnings(c); i++)
+		gt_warn("%s", capture__warning(c, i));
+	ret = GT_EXIT_OK;
+cleanup:
+	an_result__free(r);
+	capture__close(c);
+	return ret;
+}

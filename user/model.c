@@ -1,0 +1,806 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * model.c: reads a capture in two passes.  Pass 1 keeps what is small (GPU
+ * ops, launches, units, threads, stacks, symbols, losses) and finds the gaps;
+ * pass 2 keeps only CPU-side records that overlap a gap, so memory follows
+ * the time spent in gaps, not the length of the capture.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "capture.h"
+#include "gaptrace.h"
+#include "model.h"
+#include "util.h"
+
+const char *const gt_cat_names[GT_CAT_MAX] = {
+	"scheduler", "lock", "allocator", "wait", "io", "sleep", "cuda", "cpu", "unknown",
+};
+
+const char *const gt_gap_kind_names[3] = { "inter-unit", "intra-unit", "unscoped" };
+
+int gt_cat_parse(const char *name)
+{
+	for (int i = 0; i < GT_CAT_MAX; i++)
+		if (!strcmp(name, gt_cat_names[i]))
+			return i;
+	return -1;
+}
+
+void an_opts__defaults(struct an_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->min_gap_ns = NSEC_PER_MSEC;
+	o->burst_gap_ns = 10 * NSEC_PER_MSEC;
+	o->units = GT_UNITS_AUTO;
+	o->max_depth = 4;
+}
+
+/* ---- u64map ---- */
+
+#define EMPTY_KEY UINT64_MAX
+
+static size_t slot(const struct u64map *m, uint64_t key)
+{
+	uint64_t h = key * 0x9E3779B97F4A7C15ULL;
+
+	return (size_t)(h ^ (h >> 29)) & (m->cap - 1);
+}
+
+bool u64map_get(const struct u64map *m, uint64_t key, uint64_t *val)
+{
+	if (!m->cap)
+		return false;
+	for (size_t i = slot(m, key);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key) {
+			*val = m->vals[i];
+			return true;
+		}
+		if (m->keys[i] == EMPTY_KEY)
+			return false;
+	}
+}
+
+void u64map_put(struct u64map *m, uint64_t key, uint64_t val)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		struct u64map n = { .cap = m->cap ? m->cap * 2 : 256 };
+
+		n.keys = gt_xmalloc(n.cap * sizeof(uint64_t));
+		n.vals = gt_xmalloc(n.cap * sizeof(uint64_t));
+		memset(n.keys, 0xff, n.cap * sizeof(uint64_t));
+		for (i = 0; i < m->cap; i++)
+			if (m->keys[i] != EMPTY_KEY)
+				u64map_put(&n, m->keys[i], m->vals[i]);
+		free(m->keys);
+		free(m->vals);
+		*m = n;
+	}
+	for (i = slot(m, key);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key) {
+			m->vals[i] = val;
+			return;
+		}
+		if (m->keys[i] == EMPTY_KEY) {
+			m->keys[i] = key;
+			m->vals[i] = val;
+			m->n++;
+			return;
+		}
+	}
+}
+
+void u64map_free(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- lookups ---- */
+
+struct m_thread *model__thread(struct model *m, uint32_t tid, bool create)
+{
+	uint64_t idx;
+	struct m_thread *t;
+
+	if (u64map_get(&m->thread_idx, tid, &idx))
+		return &m->threads[idx];
+	if (!create)
+		return NULL;
+	gt_grow((void **)&m->threads, &m->threads_cap, m->nthreads, sizeof(*m->threads));
+	t = &m->threads[m->nthreads];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	u64map_put(&m->thread_idx, tid, m->nthreads++);
+	return t;
+}
+
+static uint64_t sym_key(uint32_t pid, uint64_t ip)
+{
+	uint64_t k = gt_hash64(&ip, sizeof(ip), pid);
+
+	return k == EMPTY_KEY ? 0 : k;
+}
+
+const struct m_sym *model__sym(const struct model *m, uint32_t pid, uint64_t ip)
+{
+	uint64_t idx;
+
+	if (!u64map_get(&m->sym_idx, sym_key(pid, ip), &idx))
+		return NULL;
+	return &m->syms[idx];
+}
+
+const struct m_stack *model__stack(const struct model *m, int32_t id)
+{
+	uint64_t idx;
+
+	if (id < 0 || !u64map_get(&m->stack_idx, (uint64_t)(uint32_t)id, &idx))
+		return NULL;
+	return &m->stacks[idx];
+}
+
+const struct m_probe *model__probe(const struct model *m, uint32_t func_id)
+{
+	for (size_t i = 0; i < m->nprobes; i++)
+		if (m->probes[i].func_id == func_id)
+			return &m->probes[i];
+	return NULL;
+}
+
+void model__free(struct model *m)
+{
+	if (!m)
+		return;
+	free(m->ops);
+	free(m->launches);
+	u64map_free(&m->launch_idx);
+	free(m->units);
+	u64map_free(&m->unit_idx);
+	free(m->losses);
+	free(m->windows);
+	for (size_t i = 0; i < m->nthreads; i++) {
+		free(m->threads[i].offs);
+		free(m->threads[i].samples);
+		free(m->threads[i].calls);
+	}
+	free(m->threads);
+	u64map_free(&m->thread_idx);
+	for (size_t i = 0; i < m->nstacks; i++)
+		free(m->stacks[i].ips);
+	free(m->stacks);
+	u64map_free(&m->stack_idx);
+	for (size_t i = 0; i < m->nsyms; i++) {
+		free(m->syms[i].name);
+		free(m->syms[i].module);
+	}
+	free(m->syms);
+	u64map_free(&m->sym_idx);
+	for (size_t i = 0; i < m->nprobes; i++)
+		free(m->probes[i].name);
+	free(m->probes);
+	free(m);
+}
+
+/* ---- pass 1 ---- */
+
+struct pass1 {
+	struct model *m;
+	struct an_result *r;
+	uint64_t min_ts, max_ts;
+	uint64_t lost_gpu;
+};
+
+static void note_ts(struct pass1 *p, uint64_t ts)
+{
+	if (!ts)
+		return;
+	if (!p->min_ts || ts < p->min_ts)
+		p->min_ts = ts;
+	if (ts > p->max_ts)
+		p->max_ts = ts;
+}
+
+static void add_launch(struct model *m, uint64_t op_id, uint64_t ts, uint32_t pid, uint32_t tid)
+{
+	uint64_t idx;
+
+	/* The first launch of an op id wins (ids are unique per producer). */
+	if (u64map_get(&m->launch_idx, op_id, &idx))
+		return;
+	gt_grow((void **)&m->launches, &m->launches_cap, m->nlaunches, sizeof(*m->launches));
+	m->launches[m->nlaunches] = (struct m_launch){ ts, pid, tid };
+	u64map_put(&m->launch_idx, op_id, m->nlaunches++);
+}
+
+static void add_unit_event(struct model *m, uint64_t id, uint64_t ts, uint32_t tid, bool begin)
+{
+	uint64_t idx;
+	struct m_unit *u;
+
+	m->have_usdt_units = true;
+	if (!u64map_get(&m->unit_idx, id, &idx)) {
+		gt_grow((void **)&m->units, &m->units_cap, m->nunits, sizeof(*m->units));
+		idx = m->nunits++;
+		m->units[idx] = (struct m_unit){ .id = id, .tid = tid };
+		u64map_put(&m->unit_idx, id, idx);
+	}
+	u = &m->units[idx];
+	if (begin) {
+		if (!u->begin || ts < u->begin)
+			u->begin = ts;
+		u->tid = tid;
+	} else if (ts > u->end) {
+		u->end = ts;
+	}
+}
+
+static void add_loss(struct model *m, uint64_t from, uint64_t to)
+{
+	gt_grow((void **)&m->losses, &m->losses_cap, m->nlosses, sizeof(*m->losses));
+	m->losses[m->nlosses++] = (struct m_window){ from, to };
+}
+
+static void task_event(struct pass1 *p, const struct gt_task *t)
+{
+	struct m_thread *th = model__thread(p->m, t->tid, true);
+
+	th->pid = t->pid;
+	th->known = true;
+	switch (t->event) {
+	case GT_TASK_NEW_THREAD:
+	case GT_TASK_NEW_PROCESS:
+		th->born = t->hdr.ts_ns;
+		memcpy(th->comm, t->comm, sizeof(th->comm));
+		break;
+	case GT_TASK_EXIT:
+		th->died = t->hdr.ts_ns;
+		break;
+	case GT_TASK_SEEN:
+		/* The name read from /proc at the end must not hide a rename record. */
+		if (!th->comm[0])
+			memcpy(th->comm, t->comm, sizeof(th->comm));
+		break;
+	default:
+		memcpy(th->comm, t->comm, sizeof(th->comm));
+		break;
+	}
+	th->comm[sizeof(th->comm) - 1] = '\0';
+}
+
+static int pass1_record(const void *rec, size_t size, void *ctx)
+{
+	struct pass1 *p = ctx;
+	struct model *m = p->m;
+	const struct gt_hdr *h = rec;
+
+	p->r->records++;
+	switch (h->type) {
+	case GT_REC_GPU_OP: {
+		const struct gt_gpu_op *g = rec;
+		const struct gt_gpu_rec *gr = &g->rec;
+
+		if (size < sizeof(*g))
+			break;
+		switch (gr->kind) {
+		case 1: /* kernel */
+		case 2: /* memcpy */
+		case 3: /* memset */
+			/* Untrusted: a record ending before it starts is dropped and counted. */
+			if (!gr->start_ns || gr->end_ns < gr->start_ns) {
+				p->r->lost_gpu++;
+				break;
+			}
+			gt_grow((void **)&m->ops, &m->ops_cap, m->nops, sizeof(*m->ops));
+			m->ops[m->nops++] = (struct m_op){ gr->start_ns, gr->end_ns, gr->op_id,
+							   gr->device,	 gr->stream, g->pid,
+							   g->tid,	 gr->kind };
+			note_ts(p, gr->start_ns);
+			note_ts(p, gr->end_ns);
+			break;
+		case 5: /* API call: the launch of op_id on thread tid */
+			if (gr->tid)
+				add_launch(m, gr->op_id, gr->start_ns, g->pid, gr->tid);
+			break;
+		case 7: /* producer dropped records */
+			p->r->lost_producer += gr->bytes;
+			break;
+		default:
+			break;
+		}
+		break;
+	}
+	case GT_REC_GPU_LAUNCH: {
+		const struct gt_gpu_launch *l = rec;
+
+		if (size >= sizeof(*l))
+			add_launch(m, l->op_id, l->hdr.ts_ns, l->pid, l->tid);
+		break;
+	}
+	case GT_REC_UNIT: {
+		const struct gt_unit *u = rec;
+
+		if (size >= sizeof(*u))
+			add_unit_event(m, u->unit_id, u->hdr.ts_ns, u->tid, u->begin != 0);
+		break;
+	}
+	case GT_REC_TASK:
+		if (size >= sizeof(struct gt_task))
+			task_event(p, rec);
+		break;
+	case GT_REC_OFFCPU: {
+		const struct gt_offcpu *o = rec;
+		struct m_thread *th;
+
+		if (size < sizeof(*o))
+			break;
+		th = model__thread(m, o->tid, true);
+		th->pid = o->pid;
+		th->known = true;
+		note_ts(p, o->on_ns);
+		break;
+	}
+	case GT_REC_SAMPLE: {
+		const struct gt_sample *s = rec;
+
+		if (size < sizeof(*s))
+			break;
+		model__thread(m, s->tid, true)->known = true;
+		model__thread(m, s->tid, true)->pid = s->pid;
+		note_ts(p, s->hdr.ts_ns);
+		break;
+	}
+	case GT_REC_CALL: {
+		const struct gt_call *c = rec;
+		const struct m_probe *pr;
+
+		if (size < sizeof(*c))
+			break;
+		pr = model__probe(m, c->func_id);
+		if (pr && pr->unit && c->exit_ns >= c->enter_ns &&
+		    (!m->opts.unit_func || !strcmp(m->opts.unit_func, pr->name))) {
+			/* Function units: each call is one unit, numbered in order. */
+			gt_grow((void **)&m->units, &m->units_cap, m->nunits, sizeof(*m->units));
+			m->units[m->nunits] = (struct m_unit){ .id = m->nunits,
+							       .begin = c->enter_ns,
+							       .end = c->exit_ns,
+							       .tid = c->tid };
+			m->nunits++;
+		}
+		break;
+	}
+	case GT_REC_LOSS: {
+		const struct gt_loss *l = rec;
+
+		if (size < sizeof(*l))
+			break;
+		if (l->kind == GT_LOSS_RINGBUF || l->kind == GT_LOSS_MAP_FULL)
+			add_loss(m, l->from_ns, l->to_ns);
+		if (l->kind == GT_LOSS_GPU)
+			p->lost_gpu += l->count;
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int stack_cb(const struct capture_stack *s, void *ctx)
+{
+	struct model *m = ctx;
+	struct m_stack *st;
+	uint64_t idx;
+
+	if (u64map_get(&m->stack_idx, (uint64_t)(uint32_t)s->stack_id, &idx))
+		return 0;
+	gt_grow((void **)&m->stacks, &m->stacks_cap, m->nstacks, sizeof(*m->stacks));
+	st = &m->stacks[m->nstacks];
+	st->id = s->stack_id;
+	st->pid = s->pid;
+	st->kernel = s->kernel;
+	st->nr = s->nr;
+	st->ips = gt_xmalloc(sizeof(uint64_t) * (s->nr ? s->nr : 1));
+	memcpy(st->ips, s->ips, sizeof(uint64_t) * s->nr);
+	st->cls = -1;
+	u64map_put(&m->stack_idx, (uint64_t)(uint32_t)s->stack_id, m->nstacks++);
+	return 0;
+}
+
+static char *dup_n(const char *s, size_t n)
+{
+	char *d = gt_xmalloc(n + 1);
+
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+static int sym_cb(const struct capture_symbol *s, void *ctx)
+{
+	struct model *m = ctx;
+	uint64_t key = sym_key(s->pid, s->ip), idx;
+	struct m_sym *sym;
+
+	if (u64map_get(&m->sym_idx, key, &idx))
+		return 0;
+	gt_grow((void **)&m->syms, &m->syms_cap, m->nsyms, sizeof(*m->syms));
+	sym = &m->syms[m->nsyms];
+	sym->name = s->name_len ? dup_n(s->name, s->name_len) : NULL;
+	sym->module = dup_n(s->module, s->module_len);
+	sym->off = s->sym_off;
+	u64map_put(&m->sym_idx, key, m->nsyms++);
+	return 0;
+}
+
+static int probe_cb(const struct capture_probe *pr, void *ctx)
+{
+	struct model *m = ctx;
+	struct m_probe *p;
+	char cat[32];
+
+	gt_grow((void **)&m->probes, &m->probes_cap, m->nprobes, sizeof(*m->probes));
+	p = &m->probes[m->nprobes++];
+	p->func_id = pr->func_id;
+	p->name = dup_n(pr->name, pr->name_len);
+	snprintf(cat, sizeof(cat), "%.*s", (int)GT_MIN(pr->category_len, 31), pr->category);
+	p->unit = !strcmp(cat, "unit");
+	p->cat = gt_cat_parse(cat);
+	return 0;
+}
+
+static int counters_cb(const char *key, const char *value, void *ctx)
+{
+	struct an_result *r = ctx;
+	uint64_t v = strtoull(value, NULL, 10);
+
+	if (!strcmp(key, "lost.ringbuf"))
+		r->lost_ringbuf = v;
+	else if (!strcmp(key, "lost.stack"))
+		r->lost_stack = v;
+	else if (!strcmp(key, "lost.map_full"))
+		r->lost_map_full = v;
+	else if (!strcmp(key, "lost.gpu_truncated"))
+		r->lost_gpu = GT_MAX(r->lost_gpu, v);
+	else if (!strcmp(key, "end_mono_ns"))
+		r->end_ns = v;
+	return 0;
+}
+
+static void add_warning(struct an_result *r, const char *msg)
+{
+	r->warnings = gt_xrealloc(r->warnings, sizeof(char *) * (r->nwarnings + 1));
+	r->warnings[r->nwarnings++] = gt_xstrdup(msg);
+}
+
+static int by_from(const void *a, const void *b)
+{
+	const struct m_window *x = a, *y = b;
+
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* Sorts and merges overlapping windows in place. */
+static size_t merge_windows(struct m_window *w, size_t n)
+{
+	size_t out = 0;
+
+	if (!n)
+		return 0;
+	qsort(w, n, sizeof(*w), by_from);
+	for (size_t i = 1; i < n; i++) {
+		if (w[i].from <= w[out].to) {
+			if (w[i].to > w[out].to)
+				w[out].to = w[i].to;
+		} else {
+			w[++out] = w[i];
+		}
+	}
+	return out + 1;
+}
+
+static int pass1(struct capture *c, struct model *m, struct an_result *r)
+{
+	struct pass1 p = { .m = m, .r = r };
+	struct capture_block b;
+	int ret;
+
+	/* Probes, stacks and symbols may follow the events that use them. */
+	while ((ret = capture__next(c, &b)) == 1) {
+		switch (b.type) {
+		case GT_BLK_PROBES:
+			capture__probes(b.body, b.len, probe_cb, m);
+			break;
+		default:
+			break;
+		}
+	}
+	capture__rewind(c);
+	while ((ret = capture__next(c, &b)) == 1) {
+		switch (b.type) {
+		case GT_BLK_EVENTS:
+			if (capture__events(b.body, b.len, pass1_record, &p) < 0)
+				add_warning(r, "an EVENTS block holds a malformed record: the rest "
+					       "of that block was skipped");
+			break;
+		case GT_BLK_STACKS:
+			capture__stacks(b.body, b.len, stack_cb, m);
+			break;
+		case GT_BLK_SYMBOLS:
+			capture__symbols(b.body, b.len, sym_cb, m);
+			break;
+		case GT_BLK_COUNTERS:
+			capture__kv(b.body, b.len, counters_cb, r);
+			break;
+		case GT_BLK_END:
+			r->clean_end = true;
+			capture__kv(b.body, b.len, counters_cb, r);
+			break;
+		case GT_BLK_HEADER:
+		case GT_BLK_MAPPINGS:
+		case GT_BLK_PROBES:
+			break;
+		default:
+			capture__note_unknown(c, b.type);
+			break;
+		}
+	}
+	r->lost_gpu += p.lost_gpu;
+	if (!r->end_ns || r->end_ns < p.max_ts)
+		r->end_ns = p.max_ts;
+	if (!r->start_ns)
+		r->start_ns = p.min_ts;
+	if (r->end_ns < r->start_ns)
+		r->end_ns = r->start_ns;
+	m->start = r->start_ns;
+	m->end = r->end_ns;
+	m->nlosses = merge_windows(m->losses, m->nlosses);
+	/* Units that never saw their begin or end are closed at the capture's edges. */
+	for (size_t i = 0; i < m->nunits; i++) {
+		if (!m->units[i].begin)
+			m->units[i].begin = m->start;
+		if (!m->units[i].end || m->units[i].end < m->units[i].begin)
+			m->units[i].end = m->end;
+	}
+	return 0;
+}
+
+/* ---- pass 2 ---- */
+
+static bool in_windows(const struct model *m, uint64_t from, uint64_t to)
+{
+	size_t lo = 0, hi = m->nwindows;
+
+	/* First window whose end is >= from; it overlaps if it starts <= to. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->windows[mid].to < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nwindows && m->windows[lo].from <= to;
+}
+
+static int pass2_record(const void *rec, size_t size, void *ctx)
+{
+	struct model *m = ctx;
+	const struct gt_hdr *h = rec;
+	struct m_thread *t;
+
+	switch (h->type) {
+	case GT_REC_OFFCPU: {
+		const struct gt_offcpu *o = rec;
+		uint64_t off, on;
+
+		if (size < sizeof(*o))
+			break;
+		off = (o->flags & GT_OFF_PARTIAL_START) || !o->off_ns ? m->start : o->off_ns;
+		on = o->on_ns;
+		if (on < off || !in_windows(m, off, on))
+			break;
+		t = model__thread(m, o->tid, true);
+		gt_grow((void **)&t->offs, &t->offs_cap, t->noffs, sizeof(*t->offs));
+		t->offs[t->noffs++] = (struct m_off){
+			.off = off,
+			.wake = o->wake_ns && o->wake_ns >= off && o->wake_ns <= on ? o->wake_ns : 0,
+			.on = on,
+			.flags = o->flags,
+			.state = o->state,
+			.waker_tid = o->waker_tid,
+			.syscall = o->syscall_nr,
+			.ustack = o->ustack_id,
+			.kstack = o->kstack_id,
+			.args = { o->args[0], o->args[1], o->args[2] },
+		};
+		break;
+	}
+	case GT_REC_SAMPLE: {
+		const struct gt_sample *s = rec;
+
+		if (size < sizeof(*s))
+			break;
+		/* Samples near a window edge cover time inside it. */
+		if (!in_windows(m, s->hdr.ts_ns > m->sample_period ? s->hdr.ts_ns - m->sample_period
+								    : 0,
+				s->hdr.ts_ns + m->sample_period))
+			break;
+		t = model__thread(m, s->tid, true);
+		gt_grow((void **)&t->samples, &t->samples_cap, t->nsamples, sizeof(*t->samples));
+		t->samples[t->nsamples++] = (struct m_sample){ s->hdr.ts_ns, s->syscall_nr,
+							       s->ustack_id, s->kstack_id, s->flags };
+		break;
+	}
+	case GT_REC_CALL: {
+		const struct gt_call *c = rec;
+		const struct m_probe *pr;
+
+		if (size < sizeof(*c) || c->exit_ns < c->enter_ns)
+			break;
+		pr = model__probe(m, c->func_id);
+		if (!pr || pr->cat < 0 || !in_windows(m, c->enter_ns, c->exit_ns))
+			break;
+		t = model__thread(m, c->tid, true);
+		gt_grow((void **)&t->calls, &t->calls_cap, t->ncalls, sizeof(*t->calls));
+		t->calls[t->ncalls++] = (struct m_call){ c->enter_ns, c->exit_ns, pr->cat,
+							 c->func_id };
+		break;
+	}
+	case GT_REC_GPU_OP: {
+		const struct gt_gpu_op *g = rec;
+		const struct gt_gpu_rec *gr = &g->rec;
+		int cat;
+
+		/* Host-side CUDA time: API calls and synchronisations. */
+		if (size < sizeof(*g) || (gr->kind != 4 && gr->kind != 5) || !gr->tid ||
+		    gr->end_ns < gr->start_ns || !in_windows(m, gr->start_ns, gr->end_ns))
+			break;
+		cat = GT_CAT_CUDA;
+		t = model__thread(m, gr->tid, true);
+		gt_grow((void **)&t->calls, &t->calls_cap, t->ncalls, sizeof(*t->calls));
+		t->calls[t->ncalls++] = (struct m_call){ gr->start_ns, gr->end_ns, cat, UINT32_MAX };
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int cmp_off(const void *a, const void *b)
+{
+	const struct m_off *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct m_sample *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int cmp_call(const void *a, const void *b)
+{
+	const struct m_call *x = a, *y = b;
+
+	return x->enter < y->enter ? -1 : x->enter > y->enter;
+}
+
+static void pass2(struct capture *c, struct model *m, struct an_result *r)
+{
+	struct capture_block b;
+
+	m->nwindows = 0;
+	for (size_t i = 0; i < r->ngaps; i++) {
+		gt_grow((void **)&m->windows, &m->windows_cap, m->nwindows, sizeof(*m->windows));
+		m->windows[m->nwindows++] = (struct m_window){ r->gaps[i].start_ns,
+							       r->gaps[i].end_ns };
+	}
+	m->nwindows = merge_windows(m->windows, m->nwindows);
+	if (!m->nwindows)
+		return;
+	capture__rewind(c);
+	while (capture__next(c, &b) == 1)
+		if (b.type == GT_BLK_EVENTS)
+			capture__events(b.body, b.len, pass2_record, m);
+	for (size_t i = 0; i < m->nthreads; i++) {
+		struct m_thread *t = &m->threads[i];
+
+		qsort(t->offs, t->noffs, sizeof(*t->offs), cmp_off);
+		qsort(t->samples, t->nsamples, sizeof(*t->samples), cmp_sample);
+		qsort(t->calls, t->ncalls, sizeof(*t->calls), cmp_call);
+	}
+}
+
+static void fill_threads(struct model *m, struct an_result *r)
+{
+	r->threads = gt_xcalloc(m->nthreads ? m->nthreads : 1, sizeof(*r->threads));
+	for (size_t i = 0; i < m->nthreads; i++) {
+		r->threads[i].pid = m->threads[i].pid;
+		r->threads[i].tid = m->threads[i].tid;
+		memcpy(r->threads[i].comm, m->threads[i].comm, sizeof(r->threads[i].comm));
+	}
+	r->nthreads = m->nthreads;
+}
+
+const char *an_result__thread_name(const struct an_result *r, uint32_t tid)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].tid == tid)
+			return r->threads[i].comm[0] ? r->threads[i].comm : "?";
+	return "?";
+}
+
+int analysis__run(struct capture *c, const struct an_opts *o, struct an_result **out, char *err,
+		  size_t errlen)
+{
+	struct an_result *r = gt_xcalloc(1, sizeof(*r));
+	struct model *m = gt_xcalloc(1, sizeof(*m));
+	const char *v;
+
+	m->opts = *o;
+	r->path = gt_xstrdup(capture__path(c));
+	v = capture__header(c, "comm");
+	r->comm = gt_xstrdup(v ? v : "?");
+	v = capture__header(c, "pid");
+	r->pid = v ? (uint32_t)strtoul(v, NULL, 10) : 0;
+	v = capture__header(c, "start_mono_ns");
+	r->start_ns = v ? strtoull(v, NULL, 10) : 0;
+	v = capture__header(c, "sample_period_ns");
+	r->sample_period_ns = v ? strtoull(v, NULL, 10) : 0;
+	m->sample_period = r->sample_period_ns ? r->sample_period_ns : NSEC_PER_MSEC;
+	v = capture__header(c, "gpu_source");
+	r->gpu_source = v ? v : "usdt";
+
+	if (pass1(c, m, r)) {
+		snprintf(err, errlen, "cannot analyse %s", capture__path(c));
+		model__free(m);
+		an_result__free(r);
+		return -1;
+	}
+	r->duration_ns = r->end_ns - r->start_ns;
+	gaps__find(m, r);
+	pass2(c, m, r);
+	attrib__explain_all(m, r);
+	fill_threads(m, r);
+	for (size_t i = 0; i < capture__nwarnings(c); i++)
+		add_warning(r, capture__warning(c, i));
+	r->truncated = capture__truncated(c);
+	if (!r->clean_end && !r->truncated)
+		add_warning(r, "the capture has no END block: the recorder was stopped abruptly; "
+			       "the data up to its last flush is used");
+	if (!m->nops)
+		add_warning(r, "no GPU activity in this capture: was the GPU producer (CUPTI "
+			       "library or USDT probes) attached? see 'gaptrace info'");
+	r->model = m;
+	*out = r;
+	return 0;
+}
+
+void an_result__free(struct an_result *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->ngaps; i++) {
+		free(r->gaps[i].chain);
+		free(r->gaps[i].holders);
+	}
+	free(r->gaps);
+	free(r->devices);
+	free(r->threads);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		free(r->warnings[i]);
+	free(r->warnings);
+	free(r->path);
+	free(r->comm);
+	model__free(r->model);
+	free(r);
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * model.h: the analysis's internal picture of a capture (GPU ops, launches,
+ * units, threads with their in-gap intervals, stacks and symbols).  Private to
+ * the analysis files: model.c loads it, gaps.c finds gaps, attrib.c explains.
+ */
+#ifndef GT_MODEL_H
+#define GT_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis.h"
+
+/* u64 -> u64 open-addressing map (keys != UINT64_MAX). */
+struct u64map {
+	uint64_t *keys, *vals;
+	size_t cap, n;
+};
+bool u64map_get(const struct u64map *m, uint64_t key, uint64_t *val);
+void u64map_put(struct u64map *m, uint64_t key, uint64_t val);
+void u64map_free(struct u64map *m);
+
+struct m_op {
+	uint64_t start, end, op_id;
+	uint32_t device, stream, pid, tid;
+	uint16_t kind;
+};
+
+struct m_launch {
+	uint64_t ts;
+	uint32_t pid, tid;
+};
+
+struct m_unit {
+	uint64_t id;
+	uint64_t begin, end;
+	uint32_t tid;
+};
+
+struct m_window {
+	uint64_t from, to;
+};
+
+struct m_off {
+	uint64_t off, wake, on;
+	uint32_t flags, state, waker_tid;
+	int32_t syscall, ustack, kstack;
+	uint64_t args[3];
+};
+
+struct m_sample {
+	uint64_t ts;
+	int32_t syscall, ustack, kstack;
+	uint32_t flags;
+};
+
+struct m_call {
+	uint64_t enter, exit;
+	int cat;
+	uint32_t func_id;
+};
+
+struct m_thread {
+	uint32_t pid, tid;
+	char comm[16];
+	uint64_t born; /* 0: existed when tracing began */
+	uint64_t died; /* 0: alive at the end */
+	bool known;    /* any record names it */
+	struct m_off *offs;
+	size_t noffs, offs_cap;
+	struct m_sample *samples;
+	size_t nsamples, samples_cap;
+	struct m_call *calls;
+	size_t ncalls, calls_cap;
+};
+
+/* Classification bits of a stack, computed once per stack id. */
+#define STK_LOCK 0x01	 /* leaf-most sync frame is a lock */
+#define STK_HANDOFF 0x02 /* leaf-most sync frame is a condvar/park/join */
+#define STK_ALLOC 0x04	 /* an allocator frame */
+#define STK_CUDA 0x08	 /* a CUDA driver/runtime frame */
+#define STK_FAULT 0x10	 /* kernel: page fault or mm syscall */
+
+struct m_stack {
+	int32_t id;
+	uint32_t pid;
+	bool kernel;
+	uint16_t nr;
+	uint64_t *ips;
+	int cls; /* -1: not computed */
+};
+
+struct m_sym {
+	char *name;
+	char *module;
+	uint32_t off;
+};
+
+struct m_probe {
+	uint32_t func_id;
+	char *name;
+	int cat;   /* gt_cat, or -1 */
+	bool unit; /* category "unit" */
+};
+
+struct model {
+	struct an_opts opts;
+	uint64_t start, end;
+	uint64_t sample_period;
+
+	struct m_op *ops;
+	size_t nops, ops_cap;
+	struct u64map launch_idx; /* op_id -> index in launches */
+	struct m_launch *launches;
+	size_t nlaunches, launches_cap;
+
+	struct m_unit *units;
+	size_t nunits, units_cap;
+	struct u64map unit_idx; /* USDT unit_id -> index */
+	bool have_usdt_units;
+
+	struct m_window *losses; /* merged windows with lost timing records */
+	size_t nlosses, losses_cap;
+	struct m_window *windows; /* merged gap windows (pass 2 filter) */
+	size_t nwindows, windows_cap;
+
+	struct m_thread *threads;
+	size_t nthreads, threads_cap;
+	struct u64map thread_idx; /* tid -> index */
+
+	struct m_stack *stacks;
+	size_t nstacks, stacks_cap;
+	struct u64map stack_idx; /* id -> index */
+	struct m_sym *syms;
+	size_t nsyms, syms_cap;
+	struct u64map sym_idx; /* hash(pid, ip) -> index */
+
+	struct m_probe *probes;
+	size_t nprobes, probes_cap;
+};
+
+struct m_thread *model__thread(struct model *m, uint32_t tid, bool create);
+const struct m_sym *model__sym(const struct model *m, uint32_t pid, uint64_t ip);
+const struct m_stack *model__stack(const struct model *m, int32_t id);
+int model__stack_class(struct model *m, int32_t id);
+const struct m_probe *model__probe(const struct model *m, uint32_t func_id);
+void model__free(struct model *m);
+
+/* gaps.c: GPU busy intervals, gaps, units, clock check; fills r->devices/gaps. */
+int gaps__find(struct model *m, struct an_result *r);
+/* attrib.c: explains every gap of r. */
+void attrib__explain_all(struct model *m, struct an_result *r);
+
+/* classify.c */
+int classify_blocked(struct model *m, const struct m_off *o, bool *handoff);
+int classify_sample(struct model *m, const struct m_sample *s);
+
+#endif /* GT_MODEL_H */

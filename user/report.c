@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * report.c: `gaptrace report` — the gap report as a table for people
+ * (text), a stable machine interface (json, schema gaptrace.report/1) or one
+ * row per gap (csv).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "capture.h"
+#include "cmds.h"
+#include "json.h"
+#include "report.h"
+#include "util.h"
+
+struct report_opts {
+	const char *path;
+	const char *format;
+	unsigned top;
+	struct an_opts an;
+	bool color;
+};
+
+static int cmp_gap_len(const void *a, const void *b)
+{
+	const struct an_gap *const *x = a, *const *y = b;
+
+	if ((*x)->duration_ns != (*y)->duration_ns)
+		return (*x)->duration_ns > (*y)->duration_ns ? -1 : 1;
+	return (*x)->index < (*y)->index ? -1 : 1;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* The categories of a gap, largest first, as "lock 26.1 ms (97%), cpu 0.52 ms". */
+static void breakdown(const uint64_t *by_cat, uint64_t total, char *buf, size_t len, int max)
+{
+	int order[GT_CAT_MAX], n = 0;
+	size_t off = 0;
+
+	for (int c = 0; c < GT_CAT_MAX; c++)
+		if (by_cat[c])
+			order[n++] = c;
+	for (int i = 1; i < n; i++)
+		for (int k = i; k > 0 && by_cat[order[k]] > by_cat[order[k - 1]]; k--) {
+			int t = order[k];
+
+			order[k] = order[k - 1];
+			order[k - 1] = t;
+		}
+	buf[0] = '\0';
+	for (int i = 0; i < n && i < max && off < len; i++) {
+		char d[32];
+
+		off += (size_t)snprintf(buf + off, len - off, "%s%s %s (%.0f%%)", i ? ", " : "",
+					gt_cat_names[order[i]],
+					gt_fmt_dur(by_cat[order[i]], d, sizeof(d)),
+					pct(by_cat[order[i]], total));
+	}
+	if (n > max && off < len)
+		snprintf(buf + off, len - off, ", +%d more", n - max);
+}
+
+static void bar(FILE *f, double frac, int width)
+{
+	int full = (int)(frac * width * 8 + 0.5);
+	static const char *const parts[] = { "", "▏", "▎", "▍", "▌", "▋", "▊", "▉" };
+
+	for (int i = 0; i < full / 8; i++)
+		fputs("█", f);
+	fputs(parts[full % 8], f);
+}
+
+static void print_chain(FILE *f, const struct an_result *r, const struct an_gap *g)
+{
+	if (g->nchain < 2)
+		return;
+	fputs("        critical path: ", f);
+	for (size_t i = 0; i < g->nchain; i++) {
+		const struct an_hop *h = &g->chain[i];
+		char b[160];
+
+		breakdown(h->by_cat, h->to_ns - h->from_ns, b, sizeof(b), 1);
+		fprintf(f, "%s%s:%u%s%s%s", i ? " <- woken by " : "",
+			an_result__thread_name(r, h->tid), h->tid, i ? " [" : "", i ? b : "",
+			i ? "]" : "");
+	}
+	fputc('\n', f);
+}
+
+static void print_holders(FILE *f, const struct an_result *r, const struct an_gap *g)
+{
+	if (!g->nholders)
+		return;
+	fputs("        lock released by: ", f);
+	for (size_t i = 0; i < g->nholders && i < 3; i++) {
+		char d[32];
+
+		fprintf(f, "%s%s:%u (%s waited)", i ? ", " : "",
+			an_result__thread_name(r, g->holders[i].tid), g->holders[i].tid,
+			gt_fmt_dur(g->holders[i].wait_ns, d, sizeof(d)));
+	}
+	fputc('\n', f);
+}
+
+static void report_text(FILE *f, const struct an_result *r, const struct report_opts *o)
+{
+	const struct an_gap **sorted;
+	char d1[32], d2[32], d3[32], b[512];
+	uint64_t lost = r->lost_ringbuf + r->lost_map_full;
+
+	fprintf(f, "gaptrace report: %s (pid %u), capture %s\n", r->comm, r->pid, r->path);
+	fprintf(f, "  %s recorded, %llu records, GPU source %s, units: %s (%llu)\n",
+		gt_fmt_dur(r->duration_ns, d1, sizeof(d1)), (unsigned long long)r->records,
+		r->gpu_source, r->unit_source ? r->unit_source : "none",
+		(unsigned long long)r->units);
+	fprintf(f, "  lost events: %llu%s; gaps are idle time >= %s between GPU operations\n",
+		(unsigned long long)lost,
+		lost ? " (time near them is shown as unknown)" : "",
+		gt_fmt_dur(o->an.min_gap_ns, d2, sizeof(d2)));
+	for (size_t i = 0; i < r->nwarnings; i++)
+		fprintf(f, "  warning: %s\n", r->warnings[i]);
+	fputc('\n', f);
+
+	if (!r->ndevices) {
+		fprintf(f, "No GPU activity was recorded, so there are no gaps to explain.\n"
+			   "Check that the program fires the gaptrace USDT probes or runs under the "
+			   "CUPTI library ('gaptrace info %s').\n",
+			r->path);
+		return;
+	}
+	fprintf(f, "GPU      busy         span         efficiency   gaps   gap time\n");
+	for (size_t i = 0; i < r->ndevices; i++) {
+		const struct an_device *d = &r->devices[i];
+
+		fprintf(f, "  %-4u %-12s %-12s %6.1f %%   %6llu   %s\n", d->id,
+			gt_fmt_dur(d->busy_ns, d1, sizeof(d1)),
+			gt_fmt_dur(d->span_ns, d2, sizeof(d2)), pct(d->busy_ns, d->span_ns),
+			(unsigned long long)d->gaps, gt_fmt_dur(d->gap_ns, d3, sizeof(d3)));
+	}
+	fputc('\n', f);
+
+	fprintf(f, "Where the gap time went (%zu gaps, %s; inter-unit %llu, intra-unit %llu, "
+		   "unscoped %llu)\n",
+		r->ngaps, gt_fmt_dur(r->gap_ns_total, d1, sizeof(d1)),
+		(unsigned long long)r->gaps_kind[GT_GAP_INTER],
+		(unsigned long long)r->gaps_kind[GT_GAP_INTRA],
+		(unsigned long long)r->gaps_kind[GT_GAP_UNSCOPED]);
+	fprintf(f, "  %-10s %12s %7s   %-12s %-12s\n", "category", "total", "share", "inter-unit",
+		"intra-unit");
+	for (int c = 0; c < GT_CAT_MAX; c++) {
+		double frac = r->gap_ns_total ? (double)r->totals[c] / (double)r->gap_ns_total : 0;
+
+		fprintf(f, "  %-10s %12s %6.1f%%   %-12s %-12s ", gt_cat_names[c],
+			gt_fmt_dur(r->totals[c], d1, sizeof(d1)), 100 * frac,
+			gt_fmt_dur(r->totals_kind[GT_GAP_INTER][c], d2, sizeof(d2)),
+			gt_fmt_dur(r->totals_kind[GT_GAP_INTRA][c], d3, sizeof(d3)));
+		bar(f, frac, 24);
+		fputc('\n', f);
+	}
+	fputc('\n', f);
+
+	if (!r->ngaps) {
+		fprintf(f, "No gaps of at least %s.\n", gt_fmt_dur(o->an.min_gap_ns, d1, sizeof(d1)));
+	} else {
+		size_t n = r->ngaps < o->top ? r->ngaps : o->top;
+
+		sorted = gt_xmalloc(sizeof(*sorted) * r->ngaps);
+		for (size_t i = 0; i < r->ngaps; i++)
+			sorted[i] = &r->gaps[i];
+		qsort(sorted, r->ngaps, sizeof(*sorted), cmp_gap_len);
+		fprintf(f, "Largest gaps (%zu of %zu; --top N for more)\n", n, r->ngaps);
+		fprintf(f, "  %5s %4s %10s %11s  %-10s  %-20s %s\n", "gap", "dev", "at", "length",
+			"kind", "critical thread", "breakdown");
+		for (size_t i = 0; i < n; i++) {
+			const struct an_gap *g = sorted[i];
+			char thr[48];
+
+			if (g->tid)
+				snprintf(thr, sizeof(thr), "%s:%u", an_result__thread_name(r, g->tid),
+					 g->tid);
+			else
+				snprintf(thr, sizeof(thr), "(no launch record)");
+			breakdown(g->by_cat, g->duration_ns, b, sizeof(b), 3);
+			fprintf(f, "  %5u %4u %9.3fs %11s  %-10s  %-20s %s%s\n", g->index, g->device,
+				(g->start_ns - r->start_ns) / 1e9,
+				gt_fmt_dur(g->duration_ns, d1, sizeof(d1)), gt_gap_kind_names[g->kind],
+				thr, b, g->lossy ? "  [lost events nearby]" : "");
+			print_chain(f, r, g);
+			print_holders(f, r, g);
+		}
+		free(sorted);
+	}
+	if (r->clock.pairs) {
+		fprintf(f, "\nClock check: %llu ops matched to their launch; launch->start min %s, "
+			   "p50 %s, p99 %s; %llu started before their launch%s\n",
+			(unsigned long long)r->clock.pairs,
+			gt_fmt_dur((uint64_t)(r->clock.min_ns < 0 ? 0 : r->clock.min_ns), d1,
+				   sizeof(d1)),
+			gt_fmt_dur((uint64_t)(r->clock.p50_ns < 0 ? 0 : r->clock.p50_ns), d2,
+				   sizeof(d2)),
+			gt_fmt_dur((uint64_t)(r->clock.p99_ns < 0 ? 0 : r->clock.p99_ns), d3,
+				   sizeof(d3)),
+			(unsigned long long)r->clock.violations,
+			r->clock.violations ? " (CLOCK MISALIGNED: GPU timestamps are not on "
+					      "CLOCK_MONOTONIC)"
+					    : "");
+	}
+}
+
+static void json_cats(struct json *j, const char *key, const uint64_t *by_cat)
+{
+	json_key(j, key);
+	json_obj_begin(j);
+	for (int c = 0; c < GT_CAT_MAX; c++)
+		json_ku64(j, gt_cat_names[c], by_cat[c]);
+	json_obj_end(j);
+}
+
+static void report_json(FILE *f, const struct an_result *r, const struct report_opts *o)
+{
+	struct json j;
+
+	json_init(&j, f, true);
+	json_obj_begin(&j);
+	json_kstr(&j, "schema", "gaptrace.report/1");
+	json_key(&j, "capture");
+	json_obj_begin(&j);
+	json_kstr(&j, "path", r->path);
+	json_ku64(&j, "pid", r->pid);
+	json_kstr(&j, "comm", r->comm);
+	json_ku64(&j, "start_ns", r->start_ns);
+	json_ku64(&j, "end_ns", r->end_ns);
+	json_ku64(&j, "duration_ns", r->duration_ns);
+	json_ku64(&j, "records", r->records);
+	json_ku64(&j, "lost_events", r->lost_ringbuf + r->lost_map_full);
+	json_key(&j, "lost");
+	json_obj_begin(&j);
+	json_ku64(&j, "ringbuf", r->lost_ringbuf);
+	json_ku64(&j, "map_full", r->lost_map_full);
+	json_ku64(&j, "stacks", r->lost_stack);
+	json_ku64(&j, "gpu_records", r->lost_gpu);
+	json_ku64(&j, "gpu_producer_dropped", r->lost_producer);
+	json_obj_end(&j);
+	json_kbool(&j, "truncated", r->truncated);
+	json_kbool(&j, "complete", r->clean_end);
+	json_kstr(&j, "gpu_source", r->gpu_source);
+	json_ku64(&j, "sample_period_ns", r->sample_period_ns);
+	json_obj_end(&j);
+
+	json_key(&j, "options");
+	json_obj_begin(&j);
+	json_ku64(&j, "min_gap_ns", o->an.min_gap_ns);
+	json_ku64(&j, "burst_gap_ns", o->an.burst_gap_ns);
+	json_ku64(&j, "max_chain_depth", o->an.max_depth);
+	json_obj_end(&j);
+
+	json_key(&j, "units");
+	json_obj_begin(&j);
+	json_kstr(&j, "source", r->unit_source ? r->unit_source : "none");
+	json_ku64(&j, "count", r->units);
+	json_obj_end(&j);
+
+	json_key(&j, "devices");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < r->ndevices; i++) {
+		const struct an_device *d = &r->devices[i];
+
+		json_obj_begin(&j);
+		json_ku64(&j, "id", d->id);
+		json_ku64(&j, "busy_ns", d->busy_ns);
+		json_ku64(&j, "span_ns", d->span_ns);
+		json_kdouble(&j, "efficiency", d->span_ns ? (double)d->busy_ns / d->span_ns : 0);
+		json_ku64(&j, "first_ns", d->first_ns);
+		json_ku64(&j, "last_ns", d->last_ns);
+		json_ku64(&j, "ops", d->ops);
+		json_ku64(&j, "gaps", d->gaps);
+		json_ku64(&j, "gap_ns", d->gap_ns);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+
+	json_key(&j, "totals");
+	json_obj_begin(&j);
+	json_ku64(&j, "gaps", r->ngaps);
+	json_ku64(&j, "gap_ns", r->gap_ns_total);
+	json_cats(&j, "by_category", r->totals);
+	json_key(&j, "by_kind");
+	json_obj_begin(&j);
+	for (int k = 0; k < 3; k++) {
+		json_key(&j, gt_gap_kind_names[k]);
+		json_obj_begin(&j);
+		json_ku64(&j, "gaps", r->gaps_kind[k]);
+		json_cats(&j, "by_category", r->totals_kind[k]);
+		json_obj_end(&j);
+	}
+	json_obj_end(&j);
+	json_obj_end(&j);
+
+	json_key(&j, "clock");
+	json_obj_begin(&j);
+	json_ku64(&j, "pairs", r->clock.pairs);
+	json_ku64(&j, "violations", r->clock.violations);
+	json_ki64(&j, "offset_min_ns", r->clock.min_ns);
+	json_ki64(&j, "offset_p50_ns", r->clock.p50_ns);
+	json_ki64(&j, "offset_p99_ns", r->clock.p99_ns);
+	json_ki64(&j, "offset_max_ns", r->clock.max_ns);
+	json_obj_end(&j);
+
+	json_key(&j, "gaps");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < r->ngaps; i++) {
+		const struct an_gap *g = &r->gaps[i];
+
+		json_obj_begin(&j);
+		json_ku64(&j, "index", g->index);
+		json_ku64(&j, "device", g->device);
+		json_ku64(&j, "start_ns", g->start_ns);
+		json_ku64(&j, "end_ns", g->end_ns);
+		json_ku64(&j, "duration_ns", g->duration_ns);
+		json_kstr(&j, "kind", gt_gap_kind_names[g->kind]);
+		json_key(&j, "unit_before");
+		if (g->unit_before >= 0)
+			json_i64(&j, g->unit_before);
+		else
+			json_null(&j);
+		json_key(&j, "unit_after");
+		if (g->unit_after >= 0)
+			json_i64(&j, g->unit_after);
+		else
+			json_null(&j);
+		json_ku64(&j, "thread", g->tid);
+		json_kstr(&j, "thread_name", g->tid ? an_result__thread_name(r, g->tid) : "");
+		json_ku64(&j, "launch_ns", g->launch_ns);
+		json_ku64(&j, "op_after", g->op_after);
+		json_kbool(&j, "lossy", g->lossy);
+		json_cats(&j, "by_category", g->by_cat);
+		json_key(&j, "chain");
+		json_arr_begin(&j);
+		for (size_t h = 0; h < g->nchain; h++) {
+			const struct an_hop *hp = &g->chain[h];
+
+			json_obj_begin(&j);
+			json_ku64(&j, "tid", hp->tid);
+			json_kstr(&j, "thread_name", an_result__thread_name(r, hp->tid));
+			json_ku64(&j, "woke", hp->waker_of);
+			json_ku64(&j, "depth", hp->depth);
+			json_ku64(&j, "from_ns", hp->from_ns);
+			json_ku64(&j, "to_ns", hp->to_ns);
+			json_cats(&j, "by_category", hp->by_cat);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_key(&j, "lock_holders");
+		json_arr_begin(&j);
+		for (size_t h = 0; h < g->nholders; h++) {
+			json_obj_begin(&j);
+			json_ku64(&j, "tid", g->holders[h].tid);
+			json_kstr(&j, "thread_name", an_result__thread_name(r, g->holders[h].tid));
+			json_ku64(&j, "wait_ns", g->holders[h].wait_ns);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+
+	json_key(&j, "threads");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < r->nthreads; i++) {
+		json_obj_begin(&j);
+		json_ku64(&j, "tid", r->threads[i].tid);
+		json_ku64(&j, "pid", r->threads[i].pid);
+		json_kstr(&j, "comm", r->threads[i].comm);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+
+	json_key(&j, "warnings");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		json_str(&j, r->warnings[i]);
+	json_arr_end(&j);
+	json_obj_end(&j);
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+	/* Quote every text field; double embedded quotes (RFC 4180). */
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void report_csv(FILE *f, const struct an_result *r)
+{
+	fputs("index,device,start_ns,end_ns,duration_ns,kind,unit_before,unit_after,thread,"
+	      "thread_name,launch_ns",
+	      f);
+	for (int c = 0; c < GT_CAT_MAX; c++)
+		fprintf(f, ",%s_ns", gt_cat_names[c]);
+	fputc('\n', f);
+	for (size_t i = 0; i < r->ngaps; i++) {
+		const struct an_gap *g = &r->gaps[i];
+
+		fprintf(f, "%u,%u,%llu,%llu,%llu,%s,", g->index, g->device,
+			(unsigned long long)g->start_ns, (unsigned long long)g->end_ns,
+			(unsigned long long)g->duration_ns, gt_gap_kind_names[g->kind]);
+		if (g->unit_before >= 0)
+			fprintf(f, "%lld", (long long)g->unit_before);
+		fputc(',', f);
+		if (g->unit_after >= 0)
+			fprintf(f, "%lld", (long long)g->unit_after);
+		fprintf(f, ",%u,", g->tid);
+		csv_field(f, g->tid ? an_result__thread_name(r, g->tid) : "");
+		fprintf(f, ",%llu", (unsigned long long)g->launch_ns);
+		for (int c = 0; c < GT_CAT_MAX; c++)
+			fprintf(f, ",%llu", (unsigned long long)g->by_cat[c]);
+		fputc('\n', f);
+	}
+}
+
+int report__open_analyse(const char *path, const struct an_opts *an, struct capture **cap,
+			 struct an_result **res)
+{
+	char err[512];
+
+	*cap = capture__open(path, err, sizeof(err));
+	if (!*cap) {
+		gt_err("%s", err);
+		return -1;
+	}
+	if (analysis__run(*cap, an, res, err, sizeof(err))) {
+		gt_err("%s", err);
+		capture__close(*cap);
+		*cap = NULL;
+		return -1;
+	}
+	/* Damage is worth a line on stderr even when the report goes to a file. */
+	for (size_t i = 0; i < capture__nwarnings(*cap); i++)
+		gt_warn("%s", capture__warning(*cap, i));
+	return 0;
+}
+
+int report__parse_unit(const char *spec, struct an_opts *an)
+{
+	if (!strcmp(spec, "usdt")) {
+		an->units = GT_UNITS_USDT;
+		return 0;
+	}
+	if (!strncmp(spec, "func:", 5) && spec[5]) {
+		an->units = GT_UNITS_FUNC;
+		an->unit_func = spec + 5;
+		return 0;
+	}
+	if (!strncmp(spec, "burst:", 6) && !gt_parse_duration(spec + 6, &an->burst_gap_ns) &&
+	    an->burst_gap_ns) {
+		an->units = GT_UNITS_BURST;
+		return 0;
+	}
+	if (!strcmp(spec, "burst")) {
+		an->units = GT_UNITS_BURST;
+		return 0;
+	}
+	return -1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: gaptrace report FILE [options]\n"
+		"\n"
+		"Finds every GPU idle gap in a capture and splits it into the time its\n"
+		"critical thread (the one that launched the work ending the gap) spent:\n"
+		"  scheduler  runnable but waiting for a CPU (run queue, preemption)\n"
+		"  lock       blocked on a mutex/rwlock (futex on a contended lock)\n"
+		"  allocator  in malloc/free/malloc_trim, mmap/munmap/madvise/brk, page\n"
+		"             faults, CUDA host/device alloc and free\n"
+		"  wait       blocked on a hand-off (condvar, channel, epoll) whose waker\n"
+		"             could not be followed further\n"
+		"  io         blocked in or running file/socket I/O\n"
+		"  sleep      voluntary timed sleep\n"
+		"  cuda       in CUDA API calls (sync, launch) and launch latency\n"
+		"  cpu        other on-CPU work of the application\n"
+		"  unknown    time the data cannot explain (lost events, untraced thread)\n"
+		"Hand-off waits are followed to the thread that woke the waiter (the\n"
+		"critical path), so a worker waiting on a producer stuck in malloc_trim\n"
+		"counts as allocator time.  Each gap's categories sum to its length.\n"
+		"\n"
+		"Options:\n"
+		"  -f, --format text|json|csv  output format (default text; json follows\n"
+		"                              schema gaptrace.report/1, see docs/)\n"
+		"  -n, --top N                 largest gaps listed in text (default 10)\n"
+		"  -m, --min-gap DUR           shortest idle time that is a gap (default 1ms)\n"
+		"  -u, --unit SPEC             work units: usdt (gaptrace:unit_begin/end),\n"
+		"                              func:FUNC (recorded with record --unit),\n"
+		"                              burst:DUR (GPU bursts split by idle >= DUR,\n"
+		"                              default 10ms; used when nothing else exists)\n"
+		"      --depth N               critical-path hops to follow (default 4)\n"
+		"  -o, --output FILE           write to FILE instead of stdout\n"
+		"  -h, --help                  this help\n"
+		"\n"
+		"Exit codes: 0 ok (also for a truncated capture, with a warning), 1 the\n"
+		"file cannot be read, 2 bad usage.\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'f' }, { "top", required_argument, NULL, 'n' },
+		{ "min-gap", required_argument, NULL, 'm' }, { "unit", required_argument, NULL, 'u' },
+		{ "depth", required_argument, NULL, 'D' },  { "output", required_argument, NULL, 'o' },
+		{ "verbose", no_argument, NULL, 'v' },	    { "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct report_opts o = { .format = "text", .top = 10 };
+	const char *outpath = NULL;
+	struct capture *cap = NULL;
+	struct an_result *res = NULL;
+	FILE *out = stdout;
+	int c, ret = GT_EXIT_FAIL;
+	char *end;
+
+	an_opts__defaults(&o.an);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:n:m:u:o:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "text") && strcmp(optarg, "json") &&
+			    strcmp(optarg, "csv")) {
+				gt_err("bad --format '%s': use text, json or csv", optarg);
+				return GT_EXIT_USAGE;
+			}
+			o.format = optarg;
+			break;
+		case 'n':
+			o.top = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !*optarg) {
+				gt_err("bad --top '%s': give a number of gaps", optarg);
+				return GT_EXIT_USAGE;
+			}
+			break;
+		case 'm':
+			if (gt_parse_duration(optarg, &o.an.min_gap_ns) || !o.an.min_gap_ns) {
+				gt_err("bad --min-gap '%s': use e.g. 1ms, 500us", optarg);
+				return GT_EXIT_USAGE;
+			}
+			break;
+		case 'u':
+			if (report__parse_unit(optarg, &o.an)) {
+				gt_err("bad --unit '%s': use usdt, func:FUNC or burst:DUR", optarg);
+				return GT_EXIT_USAGE;
+			}
+			break;
+		case 'D':
+			o.an.max_depth = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !*optarg || o.an.max_depth > 16) {
+				gt_err("bad --depth '%s': give 0 to 16", optarg);
+				return GT_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'v':
+			gt_verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return GT_EXIT_OK;
+		default:
+			gt_err("bad option; see 'gaptrace report --help'");
+			return GT_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		gt_err(optind >= argc ? "no capture given: gaptrace report FILE (see --help)"
+				      : "give one capture file (see --help)");
+		return GT_EXIT_USAGE;
+	}
+	o.path = argv[optind];
+	if (report__open_analyse(o.path, &o.an, &cap, &res))
+		goto cleanup;
+	if (outpath) {
+		out = fopen(outpath, "w");
+		if (!out) {
+			gt_err("cannot write %s: %s", outpath, strerror(errno));
+			out = stdout;
+			goto cleanup;
+		}
+	}
+	if (!strcmp(o.format, "json"))
+		report_json(out, res, &o);
+	else if (!strcmp(o.format, "csv"))
+		report_csv(out, res);
+	else
+		report_text(out, res, &o);
+	if (fflush(out) || ferror(out)) {
+		gt_err("writing the report failed: %s", strerror(errno));
+		goto cleanup;
+	}
+	ret = GT_EXIT_OK;
+cleanup:
+	if (out != stdout)
+		fclose(out);
+	an_result__free(res);
+	capture__close(cap);
+	return ret;
+}
