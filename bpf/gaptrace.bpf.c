@@ -181,13 +181,73 @@ static __always_inline bool waker_in_syscall(void)
 
 /* ---- scheduler ---- */
 
+/*
+ * When the task went on CPU, for an interval whose switch-in tracepoint never
+ * fired (seen on Firecracker guests: switches away from some host-agent
+ * threads are not traced).  The scheduler's own bookkeeping still knows:
+ * sched_info.last_arrival is the rq clock at switch-in, rq->clock is the rq
+ * clock now, so the switch-in happened (rq->clock - last_arrival) ago.
+ */
+static __always_inline __u64 estimate_switch_in(struct task_struct *prev, __u64 now)
+{
+	struct rq *rq = BPF_CORE_READ(prev, se.cfs_rq, rq);
+	__u64 arrival = BPF_CORE_READ(prev, sched_info.last_arrival);
+	__u64 clock;
+
+	if (!rq || !arrival)
+		return 0;
+	clock = BPF_CORE_READ(rq, clock);
+	if (clock < arrival || clock - arrival > now)
+		return 0;
+	return now - (clock - arrival);
+}
+
+/* Emits the interval left open by a switch-in that was never seen. */
+static __always_inline void emit_missed(struct task_struct *prev, struct offcpu_start *old,
+					__u32 tid, __u64 now)
+{
+	struct gt_offcpu *rec;
+	__u64 on = estimate_switch_in(prev, now);
+
+	stat_inc(GT_STAT_SWITCHIN_MISSED);
+	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_OFFCPU);
+	if (!rec)
+		return;
+	/* Without a usable estimate the run-queue part is unknown: end at the wakeup. */
+	if (on < old->off_ns || on > now)
+		on = old->wake_ns ? old->wake_ns : old->off_ns;
+	fill_hdr(&rec->hdr, GT_REC_OFFCPU, sizeof(*rec), now);
+	rec->pid = BPF_CORE_READ(prev, tgid);
+	rec->tid = tid;
+	rec->off_ns = old->off_ns;
+	rec->wake_ns = old->wake_ns;
+	rec->on_ns = on;
+	rec->state = old->state;
+	rec->flags = old->flags | GT_OFF_SWITCHIN_EST;
+	rec->waker_pid = old->waker_pid;
+	rec->waker_tid = old->waker_tid;
+	rec->syscall_nr = old->syscall_nr;
+	rec->ustack_id = old->ustack_id;
+	rec->kstack_id = old->kstack_id;
+	rec->_pad = 0;
+	rec->args[0] = old->args[0];
+	rec->args[1] = old->args[1];
+	rec->args[2] = old->args[2];
+	submit(rec, false);
+}
+
 static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev,
 				       __u64 now)
 {
-	struct offcpu_start si = {};
+	struct offcpu_start si = {}, *old;
 	struct pt_regs *regs;
 	long state;
 	__u32 tid = BPF_CORE_READ(prev, pid);
+
+	/* An entry still here means its switch-in was never traced. */
+	old = bpf_map_lookup_elem(&offcpu, &tid);
+	if (old)
+		emit_missed(prev, old, tid, now);
 
 	state = gt_task_state(prev);
 	if (state & TASK_DEAD_BITS) {

@@ -48,6 +48,8 @@ struct gt_hdr {
 #define GT_OFF_PARTIAL_END 0x4	 /* still off-CPU when tracing ended: on_ns = end */
 #define GT_OFF_WAKER_IRQ 0x8	 /* woken from interrupt context: waker is not a cause */
 #define GT_OFF_NEW_TASK 0x10	 /* first run of a new thread: off_ns = creation */
+#define GT_OFF_SWITCHIN_EST 0x20 /* switch-in not traced: on_ns from the scheduler's
+				  * sched_info.last_arrival (or the wakeup) */
 
 /*
  * One off-CPU interval of a traced thread, paired in the kernel and emitted at
@@ -229,6 +231,7 @@ enum gt_stat {
 	GT_STAT_GPU_TRUNC,	/* batch records beyond GT_GPU_BATCH_MAX */
 	GT_STAT_EVENTS,		/* records submitted */
 	GT_STAT_SWITCHES,	/* traced switch-outs seen */
+	GT_STAT_SWITCHIN_MISSED, /* switch-ins the kernel never traced */
 	GT_STAT_MAX
 };
 

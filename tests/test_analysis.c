@@ -366,9 +366,8 @@ static void test_gap_handoff_follows_waker(void **state)
 	/* The producer: blocked on a lock 4 ms (held by 13), then on CPU in the allocator. */
 	thread(&s, 13, "other");
 	ev_off(&s, 12, T0 + 9 * MS, T0 + 14 * MS, T0 + 15 * MS, 0, SYS_futex, 128, 2, 13, -1);
-	ev_sample(&s, 12, T0 + 20 * MS, -1, 0, 4);
-	ev_sample(&s, 12, T0 + 25 * MS, -1, 0, 4);
-	ev_sample(&s, 12, T0 + 29 * MS, -1, 0, 4);
+	for (int i = 16; i <= 29; i++)
+		ev_sample(&s, 12, T0 + (uint64_t)i * MS, -1, 0, 4);
 	r = synth_run(&s, NULL);
 	/* [10,14) lock, [14,15) run queue, [15,29) allocator (sampled), [29,30) cpu */
 	assert_cat(&r->gaps[0], GT_CAT_LOCK, 4 * MS);
@@ -455,6 +454,23 @@ static void test_gap_lost_data_is_unknown(void **state)
 	assert_cat(&r->gaps[0], GT_CAT_UNKNOWN, 5 * MS);
 	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 15 * MS);
 	assert_true(r->gaps[0].lossy);
+	an_result__free(r);
+}
+
+static void test_gap_running_without_samples_is_unknown(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	/* Sampling is on (another thread has samples), yet the worker shows 20 ms
+	 * "running" with a single sample: its records are missing, not its work. */
+	thread(&s, 11, "other");
+	ev_sample(&s, 11, T0 + 500 * MS, -1, 0, -1);
+	ev_sample(&s, 10, T0 + 29 * MS, -1, 0, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_UNKNOWN, 20 * MS);
 	an_result__free(r);
 }
 
@@ -700,6 +716,7 @@ int main(void)
 		cmocka_unit_test(test_gap_allocator_offcpu_and_uprobe),
 		cmocka_unit_test(test_gap_samples_split_oncpu),
 		cmocka_unit_test(test_gap_lost_data_is_unknown),
+		cmocka_unit_test(test_gap_running_without_samples_is_unknown),
 		cmocka_unit_test(test_gap_without_launch_is_unknown),
 		cmocka_unit_test(test_gap_launched_before_gap_is_cuda),
 		cmocka_unit_test(test_gap_untraced_thread_is_unknown),

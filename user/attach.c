@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -263,8 +265,21 @@ static int attach_uprobes(struct attacher *a, pid_t pid, const char *path)
 	return n;
 }
 
+static bool seen_before(struct attacher *a, pid_t pid, const struct syms_mapping *m);
+
 int attacher__attach_object(struct attacher *a, pid_t pid, const char *path)
 {
+	struct syms_mapping m = { .path = path };
+	struct stat st;
+
+	/* Remember the object so a later maps scan does not attach it twice. */
+	if (stat(path, &st) == 0) {
+		m.inode = st.st_ino;
+		m.dev_major = major(st.st_dev);
+		m.dev_minor = minor(st.st_dev);
+		if (seen_before(a, pid, &m))
+			return 0;
+	}
 	return attach_usdt(a, pid, path) + attach_uprobes(a, pid, path);
 }
 
@@ -301,7 +316,7 @@ static int scan_cb(const struct syms_mapping *m, void *ctx)
 	snprintf(path, sizeof(path), "/proc/%d/root%s", sc->pid, m->path);
 	if (access(path, R_OK))
 		snprintf(path, sizeof(path), "%s", m->path);
-	sc->attached += attacher__attach_object(sc->a, sc->pid, path);
+	sc->attached += attach_usdt(sc->a, sc->pid, path) + attach_uprobes(sc->a, sc->pid, path);
 	return 0;
 }
 

@@ -121,6 +121,21 @@ static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 	uint64_t seg_lo = sp->lo;
 	int last = -1;
 
+	/*
+	 * A running thread is sampled every period of its CPU time.  A long
+	 * "running" span with far fewer samples than that means records of
+	 * this thread are missing (it was not running): say unknown, not cpu.
+	 */
+	if (x->m->nsamples_total && v - u >= 4 * period) {
+		size_t j = LOWER_BOUND(t->samples, t->nsamples, ts, u), n = 0;
+
+		for (; j < t->nsamples && t->samples[j].ts <= v + period; j++)
+			n++;
+		if (n * 2 < (v - u) / period) {
+			add(acc, GT_CAT_UNKNOWN, u, v);
+			return;
+		}
+	}
 	if (i >= t->nsamples || t->samples[i].ts > sp->hi) {
 		/* No sample inside the span: the nearest one within a period covers it. */
 		int cat = GT_CAT_CPU;

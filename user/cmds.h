@@ -10,5 +10,6 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 
 #endif /* GT_CMDS_H */

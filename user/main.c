@@ -18,6 +18,7 @@ static const struct cmd {
 	{ "report", cmd_report, "explain each GPU idle gap of a capture (text, json, csv)" },
 	{ "info", cmd_info, "what a capture holds: header, blocks, lost events, clock check" },
 	{ "doctor", cmd_doctor, "check this host: privileges, BTF, tracepoints, uprobes" },
+	{ "dump", cmd_dump, "print every record of a capture, one per line (debugging)" },
 };
 
 static void usage(FILE *f)

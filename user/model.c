@@ -352,6 +352,7 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 			break;
 		model__thread(m, s->tid, true)->known = true;
 		model__thread(m, s->tid, true)->pid = s->pid;
+		m->nsamples_total++;
 		note_ts(p, s->hdr.ts_ns);
 		break;
 	}

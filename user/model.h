@@ -108,6 +108,7 @@ struct model {
 	struct an_opts opts;
 	uint64_t start, end;
 	uint64_t sample_period;
+	uint64_t nsamples_total; /* sample records in the whole capture */
 
 	struct m_op *ops;
 	size_t nops, ops_cap;

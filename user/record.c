@@ -81,11 +81,13 @@ struct recorder {
 	uint64_t last_stats_ns, last_flush_ns, last_progress_ns, last_rescan_ns;
 	uint64_t events, events_at_progress, gpu_ops, gaps;
 	uint64_t lost_loss_records;
+	uint64_t misses; /* BPF program runs skipped by the kernel */
 	uint64_t dev_last_end[MAX_DEVICES];
 	bool rescan;
 	bool progress;
 	bool target_gone;
 	int target_status; /* launch mode: wait status */
+	const char *exe;   /* launch mode: the resolved command */
 	int write_err;
 	const char *stop_reason;
 };
@@ -276,6 +278,27 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * Program runs the kernel skipped (its recursion guard, e.g. a tracepoint
+ * program already running on that CPU): events that were never seen.
+ */
+static uint64_t read_misses(struct recorder *r)
+{
+	struct bpf_program *p;
+	uint64_t total = 0;
+
+	bpf_object__for_each_program(p, r->skel->obj)
+	{
+		struct bpf_prog_info info = {};
+		uint32_t len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			total += info.recursion_misses;
+	}
+	return total;
+}
+
 static void read_stats(struct recorder *r, uint64_t *out)
 {
 	uint64_t vals[r->ncpus];
@@ -307,7 +330,7 @@ static void emit_loss(struct recorder *r, uint32_t kind, uint64_t count, uint64_
 /* Turns counter increases into LOSS records bounded by the polling window. */
 static void poll_stats(struct recorder *r, uint64_t now)
 {
-	uint64_t cur[GT_STAT_MAX];
+	uint64_t cur[GT_STAT_MAX], misses;
 
 	read_stats(r, cur);
 	if (cur[GT_STAT_RB_LOST] > r->stats[GT_STAT_RB_LOST])
@@ -320,6 +343,10 @@ static void poll_stats(struct recorder *r, uint64_t now)
 	if (cur[GT_STAT_MAP_FULL] > r->stats[GT_STAT_MAP_FULL])
 		emit_loss(r, GT_LOSS_MAP_FULL, cur[GT_STAT_MAP_FULL] - r->stats[GT_STAT_MAP_FULL],
 			  r->last_stats_ns, now);
+	misses = read_misses(r);
+	if (misses > r->misses)
+		emit_loss(r, GT_LOSS_RINGBUF, misses - r->misses, r->last_stats_ns, now);
+	r->misses = misses;
 	memcpy(r->stats, cur, sizeof(cur));
 	r->last_stats_ns = now;
 }
@@ -393,13 +420,20 @@ static void header_kv(struct recorder *r, struct capture_buf *kv, int argc, char
 	capture_buf__kv(kv, "mode", "%s", r->child ? "launch" : "attach");
 	capture_buf__kv(kv, "pid", "%d", r->pid);
 	snprintf(path, sizeof(path), "/proc/%d/comm", r->pid);
-	if (gt_read_file(path, buf, sizeof(buf)) > 0) {
+	if (r->o->cmd) {
+		/* Still gaptrace's fork before exec: name it as exec will. */
+		const char *base = strrchr(r->o->cmd[0], '/');
+
+		capture_buf__kv(kv, "comm", "%.15s", base ? base + 1 : r->o->cmd[0]);
+	} else if (gt_read_file(path, buf, sizeof(buf)) > 0) {
 		buf[strcspn(buf, "\n")] = '\0';
 		capture_buf__kv(kv, "comm", "%s", buf);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", r->pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	if (n > 0) {
+	n = r->exe ? -1 : readlink(path, exe, sizeof(exe) - 1);
+	if (r->exe) {
+		capture_buf__kv(kv, "exe", "%s", r->exe);
+	} else if (n > 0) {
 		exe[n] = '\0';
 		capture_buf__kv(kv, "exe", "%s", exe);
 	}
@@ -749,6 +783,7 @@ static void write_counters(struct recorder *r, uint32_t type)
 			(unsigned long long)r->stats[GT_STAT_RB_LOST_GPU]);
 	capture_buf__kv(&kv, "lost.ringbuf.other", "%llu",
 			(unsigned long long)r->stats[GT_STAT_RB_LOST_OTHER]);
+	capture_buf__kv(&kv, "lost.prog_misses", "%llu", (unsigned long long)r->misses);
 	capture_buf__kv(&kv, "lost.stack", "%llu", (unsigned long long)r->stats[GT_STAT_STACK_LOST]);
 	capture_buf__kv(&kv, "lost.map_full", "%llu",
 			(unsigned long long)r->stats[GT_STAT_MAP_FULL]);
@@ -757,6 +792,8 @@ static void write_counters(struct recorder *r, uint32_t type)
 	capture_buf__kv(&kv, "bpf.events", "%llu", (unsigned long long)r->stats[GT_STAT_EVENTS]);
 	capture_buf__kv(&kv, "bpf.switches", "%llu",
 			(unsigned long long)r->stats[GT_STAT_SWITCHES]);
+	capture_buf__kv(&kv, "bpf.switchin_missed", "%llu",
+			(unsigned long long)r->stats[GT_STAT_SWITCHIN_MISSED]);
 	capture_buf__kv(&kv, "records", "%llu", (unsigned long long)r->events);
 	capture_buf__kv(&kv, "usdt_links", "%u", attacher__usdt_links(r->att));
 	capture_buf__kv(&kv, "uprobe_links", "%u", attacher__uprobe_links(r->att));
@@ -1095,6 +1132,7 @@ int cmd_record(int argc, char **argv)
 		}
 	} else {
 		e = resolve_cmd(o.cmd[0], exe, sizeof(exe));
+		r.exe = exe;
 		if (e) {
 			gt_err("cannot run '%s': %s; check the command name and PATH", o.cmd[0],
 			       strerror(-e));

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""check_truth.py: compares a `gaptrace report --format json` with the ground
+truth written by tests/workloads/prover_sim and prints one line per injection.
+
+Tolerances (issue #2): single-cause scenarios: the injected category gets at
+least 90% and at most 110% + 0.5 ms of the injected time and is the gap's
+largest category; mixed: each component within +-15% or +-0.5 ms.
+Exit status 0 when every check holds, 1 otherwise.
+"""
+import json
+import sys
+
+MS = 1_000_000
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def gap_containing(gaps, start, end):
+    for g in gaps:
+        if g["start_ns"] <= start and end <= g["end_ns"]:
+            return g
+    return None
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    partial = "--partial" in sys.argv
+    if len(args) != 2:
+        print("usage: check_truth.py REPORT.json TRUTH.json [--partial]", file=sys.stderr)
+        return 2
+    rep, truth = load(args[0]), load(args[1])
+    scen = truth["scenario"]
+    fails = 0
+    checks = 0
+
+    assert rep["schema"] == "gaptrace.report/1", rep.get("schema")
+    for g in rep["gaps"]:
+        total = sum(g["by_category"].values())
+        if total != g["duration_ns"]:
+            print(f"FAIL gap {g['index']}: categories sum to {total}, duration {g['duration_ns']}")
+            fails += 1
+    lost = rep["capture"]["lost_events"]
+    if lost != 0:
+        print(f"FAIL {scen}: {lost} lost events at default settings")
+        fails += 1
+
+    # Group injections by the gap they fall in.
+    by_gap = {}
+    injections = truth["injections"]
+    if partial:
+        # Attached to a running program: only what the capture covers counts,
+        # and a gap cut by the capture's start is not a whole gap.
+        cap = rep["capture"]
+        first_gap = min((g["start_ns"] for g in rep["gaps"]), default=cap["end_ns"])
+        injections = [i for i in injections
+                      if i["start_ns"] >= max(cap["start_ns"], first_gap) and i["end_ns"] <= cap["end_ns"]]
+    for inj in injections:
+        g = gap_containing(rep["gaps"], inj["start_ns"], inj["end_ns"])
+        if g is None:
+            print(f"FAIL {scen}: injection {inj['category']} after unit {inj['gap_after_unit']} "
+                  f"[{inj['start_ns']}, {inj['end_ns']}] lies in no reported gap")
+            fails += 1
+            continue
+        by_gap.setdefault(g["index"], (g, {}))[1].setdefault(inj["category"], 0)
+        by_gap[g["index"]][1][inj["category"]] += inj["amount_ns"]
+
+    mixed = scen == "mixed"
+    for idx, (g, cats) in sorted(by_gap.items()):
+        largest = max(g["by_category"], key=lambda c: g["by_category"][c])
+        for cat, want in cats.items():
+            got = g["by_category"].get(cat, 0)
+            checks += 1
+            if mixed:
+                ok = abs(got - want) <= max(0.15 * want, 0.5 * MS)
+                rule = "+-15% or +-0.5 ms"
+            else:
+                ok = 0.9 * want <= got <= 1.1 * want + 0.5 * MS and largest == cat
+                rule = "90%..110%+0.5ms, largest"
+            status = "ok  " if ok else "FAIL"
+            print(f"{status} {scen:7s} gap {idx:3d} {cat:9s} injected {want / MS:8.3f} ms "
+                  f"attributed {got / MS:8.3f} ms ({100.0 * got / want if want else 0:5.1f}%) "
+                  f"largest={largest} [{rule}]")
+            if not ok:
+                fails += 1
+                print("     gap breakdown: " + ", ".join(
+                    f"{c} {v / MS:.3f}" for c, v in g["by_category"].items() if v))
+    if checks == 0:
+        print(f"FAIL {scen}: no injection could be checked")
+        fails += 1
+    print(f"{scen}: {checks} checks, {fails} failures")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
