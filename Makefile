@@ -112,6 +112,11 @@ $(OUTPUT)/asan/%: tests/%.c $(ASAN_OBJS) $(wildcard tests/*.h) | $(OUTPUT)/asan
 	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 		$(INCLUDES) -Itests $< $(ASAN_OBJS) $(LDLIBS) -lcmocka -o $@
 
+$(OUTPUT)/bench/gen_capture: tests/bench/gen_capture.c $(LIB_OBJS)
+	$(call msg,BENCH,$@)
+	$(Q)mkdir -p $(OUTPUT)/bench
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
 deps:
 	$(Q)tools/install-deps
 
@@ -131,7 +136,7 @@ demo: deps
 	$(Q)tools/demo $(OUTPUT)
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench/gen_capture
 	$(Q)tools/bench $(OUTPUT)
 
 fuzz: $(LIB_OBJS)

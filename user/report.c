@@ -78,36 +78,53 @@ static void bar(FILE *f, double frac, int width)
 	fputs(parts[full % 8], f);
 }
 
+/* Hops worth a line: those that explain at least a tenth of the gap. */
+static bool hop_matters(const struct an_gap *g, const struct an_hop *h)
+{
+	return (h->to_ns - h->from_ns) * 10 >= g->duration_ns;
+}
+
 static void print_chain(FILE *f, const struct an_result *r, const struct an_gap *g)
 {
-	if (g->nchain < 2)
-		return;
-	fputs("        critical path: ", f);
-	for (size_t i = 0; i < g->nchain; i++) {
-		const struct an_hop *h = &g->chain[i];
-		char b[160];
+	bool any = false;
 
-		breakdown(h->by_cat, h->to_ns - h->from_ns, b, sizeof(b), 1);
-		fprintf(f, "%s%s:%u%s%s%s", i ? " <- woken by " : "",
-			an_result__thread_name(r, h->tid), h->tid, i ? " [" : "", i ? b : "",
-			i ? "]" : "");
+	for (size_t i = 1; i < g->nchain; i++)
+		any |= hop_matters(g, &g->chain[i]);
+	if (!any)
+		return;
+	fprintf(f, "        critical path: %s:%u waited", an_result__thread_name(r, g->chain[0].tid),
+		g->chain[0].tid);
+	for (size_t i = 1; i < g->nchain; i++) {
+		const struct an_hop *h = &g->chain[i];
+		char b[200], d[32];
+
+		if (!hop_matters(g, h))
+			continue;
+		breakdown(h->by_cat, h->to_ns - h->from_ns, b, sizeof(b), 2);
+		fprintf(f, "; %s on %s:%u, which spent it on: %s",
+			gt_fmt_dur(h->to_ns - h->from_ns, d, sizeof(d)),
+			an_result__thread_name(r, h->tid), h->tid, b);
 	}
 	fputc('\n', f);
 }
 
 static void print_holders(FILE *f, const struct an_result *r, const struct an_gap *g)
 {
-	if (!g->nholders)
-		return;
-	fputs("        lock released by: ", f);
-	for (size_t i = 0; i < g->nholders && i < 3; i++) {
+	uint64_t lock = g->by_cat[GT_CAT_LOCK];
+	int shown = 0;
+
+	for (size_t i = 0; i < g->nholders && shown < 3; i++) {
 		char d[32];
 
-		fprintf(f, "%s%s:%u (%s waited)", i ? ", " : "",
+		if (g->holders[i].wait_ns * 10 < lock)
+			continue;
+		fprintf(f, "%s%s:%u (%s)", shown ? ", " : "        lock held by: ",
 			an_result__thread_name(r, g->holders[i].tid), g->holders[i].tid,
 			gt_fmt_dur(g->holders[i].wait_ns, d, sizeof(d)));
+		shown++;
 	}
-	fputc('\n', f);
+	if (shown)
+		fputc('\n', f);
 }
 
 static void report_text(FILE *f, const struct an_result *r, const struct report_opts *o)
@@ -188,7 +205,7 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 					 g->tid);
 			else
 				snprintf(thr, sizeof(thr), "(no launch record)");
-			breakdown(g->by_cat, g->duration_ns, b, sizeof(b), 3);
+			breakdown(g->by_cat, g->duration_ns, b, sizeof(b), 4);
 			fprintf(f, "  %5u %4u %9.3fs %11s  %-10s  %-20s %s%s\n", g->index, g->device,
 				(g->start_ns - r->start_ns) / 1e9,
 				gt_fmt_dur(g->duration_ns, d1, sizeof(d1)), gt_gap_kind_names[g->kind],
@@ -199,8 +216,9 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 		free(sorted);
 	}
 	if (r->clock.pairs) {
-		fprintf(f, "\nClock check: %llu ops matched to their launch; launch->start min %s, "
-			   "p50 %s, p99 %s; %llu started before their launch%s\n",
+		fprintf(f, "\nClock check: %llu ops matched to their launch call; launch -> GPU start "
+			   "(queueing included) min %s, p50 %s, p99 %s; %llu started before their "
+			   "launch%s\n",
 			(unsigned long long)r->clock.pairs,
 			gt_fmt_dur((uint64_t)(r->clock.min_ns < 0 ? 0 : r->clock.min_ns), d1,
 				   sizeof(d1)),

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * gen_capture.c: writes a large synthetic capture shaped like a prover's
+ * (GPU units with launches, worker and helper threads switching, samples,
+ * uprobe calls) for measuring `gaptrace report` throughput.
+ * Usage: gen_capture FILE NRECORDS
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+#include "gaptrace.h"
+#include "util.h"
+
+#define NTHREADS 8
+#define PID 4242
+
+static struct capture_writer *w;
+static uint64_t nrec;
+
+static void put(void *rec, uint16_t type, uint16_t size, uint64_t ts)
+{
+	struct gt_hdr *h = rec;
+
+	h->type = type;
+	h->size = size;
+	h->cpu = (uint32_t)(nrec & 1);
+	h->ts_ns = ts;
+	if (capture_writer__event(w, rec, size)) {
+		fprintf(stderr, "gen_capture: write failed\n");
+		exit(1);
+	}
+	nrec++;
+}
+
+int main(int argc, char **argv)
+{
+	const char *kv[] = { "pid=4242", "comm=bench", "start_mono_ns=1000000000",
+			     "sample_period_ns=1000000", "gpu_source=usdt" };
+	struct capture_buf probes = {}, end = {};
+	uint64_t target, t = 1000000000ULL, op = 1;
+	unsigned seed = 1;
+	char err[256];
+
+	if (argc != 3 || !(target = strtoull(argv[2], NULL, 10))) {
+		fprintf(stderr, "usage: gen_capture FILE NRECORDS\n");
+		return 2;
+	}
+	w = capture_writer__open(argv[1], kv, GT_ARRAY_SIZE(kv), err, sizeof(err));
+	if (!w) {
+		fprintf(stderr, "gen_capture: %s\n", err);
+		return 1;
+	}
+	capture_buf__probe(&probes, 0, "malloc_trim", "libc.so.6", "allocator");
+	capture_writer__block(w, GT_BLK_PROBES, probes.data, probes.len);
+	for (uint32_t i = 0; i < NTHREADS; i++) {
+		struct gt_task task = { .pid = PID, .tid = PID + i, .event = GT_TASK_SEEN };
+
+		snprintf(task.comm, sizeof(task.comm), "worker-%u", i);
+		put(&task, GT_REC_TASK, sizeof(task), t);
+	}
+	while (nrec < target) {
+		uint64_t unit_start = t;
+
+		/* One unit: 16 kernels of 1 ms, then a 5-20 ms gap full of CPU activity. */
+		for (int k = 0; k < 16; k++) {
+			struct gt_gpu_launch l = { .pid = PID, .tid = PID, .op_id = op };
+			struct gt_gpu_op g = { .pid = PID, .tid = PID + 1 };
+
+			put(&l, GT_REC_GPU_LAUNCH, sizeof(l), t);
+			g.rec.start_ns = t + 20000;
+			g.rec.end_ns = t + 1000000;
+			g.rec.op_id = op++;
+			g.rec.kind = 1;
+			put(&g, GT_REC_GPU_OP, sizeof(g), g.rec.end_ns);
+			t += 1000000;
+		}
+		uint64_t gap_end = t + 5000000 + (rand_r(&seed) % 15) * 1000000ULL;
+
+		while (t < gap_end) {
+			uint32_t tid = PID + (uint32_t)(rand_r(&seed) % NTHREADS);
+			struct gt_offcpu o = { .pid = PID, .tid = tid };
+			struct gt_sample s = { .pid = PID, .tid = tid, .syscall_nr = -1 };
+
+			o.off_ns = t;
+			o.wake_ns = t + 50000;
+			o.on_ns = t + 60000;
+			o.syscall_nr = (rand_r(&seed) % 2) ? 202 : 230;
+			o.args[1] = 128;
+			o.args[2] = rand_r(&seed) % 3;
+			o.waker_tid = PID + (uint32_t)(rand_r(&seed) % NTHREADS);
+			o.ustack_id = o.kstack_id = -1;
+			put(&o, GT_REC_OFFCPU, sizeof(o), o.on_ns);
+			s.ustack_id = s.kstack_id = -1;
+			put(&s, GT_REC_SAMPLE, sizeof(s), t + 80000);
+			if (rand_r(&seed) % 50 == 0) {
+				struct gt_call c = { .pid = PID, .tid = tid, .enter_ns = t + 61000,
+						     .exit_ns = t + 90000 };
+
+				put(&c, GT_REC_CALL, sizeof(c), c.exit_ns);
+			}
+			t += 100000;
+		}
+		(void)unit_start;
+	}
+	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)t);
+	capture_writer__block(w, GT_BLK_END, end.data, end.len);
+	if (capture_writer__close(w)) {
+		fprintf(stderr, "gen_capture: close failed\n");
+		return 1;
+	}
+	capture_buf__free(&probes);
+	capture_buf__free(&end);
+	printf("%llu\n", (unsigned long long)nrec);
+	return 0;
+}
