@@ -53,7 +53,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(abspath $(OUTPUT))/%,%,$(2))";
 endif
 
 .DELETE_ON_ERROR:
-.SECONDARY: $(BPF_OBJS)
+.SECONDARY:
 .PHONY: all clean deps demo test unit-test integration-test bench format install fuzz cupti workloads
 
 all: $(OUTPUT)/gaptrace workloads cupti
@@ -101,6 +101,12 @@ endif
 $(OUTPUT)/tests/%: tests/%.c $(LIB_OBJS) $(wildcard tests/*.h) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itests $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+
+# Library test_inject loads into running children (live attach).
+$(OUTPUT)/tests/libinject_probe.so: tests/data/inject_probe.c | $(OUTPUT)/tests
+	$(call msg,LIB,$@)
+	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -D_GNU_SOURCE -fPIC -shared $< -o $@
+$(OUTPUT)/tests/test_inject $(OUTPUT)/asan/test_inject: $(OUTPUT)/tests/libinject_probe.so
 
 $(OUTPUT)/asan/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h $(SKELS) | $(OUTPUT)/asan/user
 	$(call msg,CC-ASAN,$@)

@@ -356,7 +356,7 @@ void attrib__explain_all(struct model *m, struct an_result *r)
 		struct an_gap *g = &r->gaps[i];
 
 		explain_gap(m, g, depth);
-		qsort(g->holders, g->nholders, sizeof(*g->holders), cmp_holder);
+		gt_sort(g->holders, g->nholders, sizeof(*g->holders), cmp_holder);
 		for (int c = 0; c < GT_CAT_MAX; c++) {
 			r->totals[c] += g->by_cat[c];
 			r->totals_kind[g->kind][c] += g->by_cat[c];

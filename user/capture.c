@@ -33,6 +33,11 @@
 /* A file damaged block after block must not grow memory without bound. */
 #define MAX_WARNINGS 100
 
+/* Messages for a bad HEADER, each reached by several checks. */
+#define HDR_TRUNCATED "%s: capture header is truncated: the file cannot be read"
+#define HDR_LENGTHS   "%s: capture header is damaged (inconsistent lengths): the file cannot be read"
+
+/* Fixed bytes at the start of each entry kind (capture.h). */
 #define SYM_FIXED   20
 #define MAP_FIXED   56
 #define PROBE_FIXED 16
@@ -679,8 +684,10 @@ static struct capture *reader_start(struct capture *c, char *err, size_t errlen)
 			c->path, magic);
 		goto cleanup;
 	}
-	if (got < GT_CAP_BLOCK_HEAD + 4)
-		goto truncated;
+	if (got < GT_CAP_BLOCK_HEAD + 4) {
+		set_err(err, errlen, HDR_TRUNCATED, c->path);
+		goto cleanup;
+	}
 	/* The type reads the same in both orders; the BOM is what tells them apart. */
 	bom = get_u32(head + GT_CAP_BLOCK_HEAD);
 	if (bom == GT_CAP_BOM_SWAPPED) {
@@ -697,8 +704,10 @@ static struct capture *reader_start(struct capture *c, char *err, size_t errlen)
 			c->path, bom);
 		goto cleanup;
 	}
-	if (got < (long)sizeof(head))
-		goto truncated;
+	if (got < (long)sizeof(head)) {
+		set_err(err, errlen, HDR_TRUNCATED, c->path);
+		goto cleanup;
+	}
 	/* Before any length check: another major may lay out its blocks differently. */
 	c->major = get_u16(head + GT_CAP_BLOCK_HEAD + 4);
 	c->minor = get_u16(head + GT_CAP_BLOCK_HEAD + 6);
@@ -718,19 +727,27 @@ static struct capture *reader_start(struct capture *c, char *err, size_t errlen)
 			c->path, total, GT_CAP_MAX_HEADER);
 		goto cleanup;
 	}
-	if (!lengths_fit(total, body_len) || body_len < HDR_FIXED)
-		goto inconsistent;
-	if (c->size < total)
-		goto truncated;
+	if (!lengths_fit(total, body_len) || body_len < HDR_FIXED) {
+		set_err(err, errlen, HDR_LENGTHS, c->path);
+		goto cleanup;
+	}
+	if (c->size < total) {
+		set_err(err, errlen, HDR_TRUNCATED, c->path);
+		goto cleanup;
+	}
 	got = load_block(c, 0, total, &p);
 	if (got < 0) {
 		set_err(err, errlen, "cannot read %s: %s", c->path, strerror((int)-got));
 		goto cleanup;
 	}
-	if (got < (long)total)
-		goto truncated;
-	if (get_u32(p + total - 4) != total)
-		goto inconsistent;
+	if (got < (long)total) {
+		set_err(err, errlen, HDR_TRUNCATED, c->path);
+		goto cleanup;
+	}
+	if (get_u32(p + total - 4) != total) {
+		set_err(err, errlen, HDR_LENGTHS, c->path);
+		goto cleanup;
+	}
 	if (crc_update(0, p, total - GT_CAP_BLOCK_TAIL) != get_u32(p + total - 8)) {
 		set_err(err, errlen,
 			"%s: capture header is damaged (CRC mismatch): the file cannot be read",
@@ -747,13 +764,6 @@ static struct capture *reader_start(struct capture *c, char *err, size_t errlen)
 	capture__rewind(c);
 	return c;
 
-truncated:
-	set_err(err, errlen, "%s: capture header is truncated: the file cannot be read", c->path);
-	goto cleanup;
-inconsistent:
-	set_err(err, errlen,
-		"%s: capture header is damaged (inconsistent lengths): the file cannot be read",
-		c->path);
 cleanup:
 	capture__close(c);
 	return NULL;

@@ -92,7 +92,7 @@ static void clock_check(struct model *m, struct an_result *r)
 	}
 	r->clock.pairs = n;
 	if (n) {
-		qsort(d, n, sizeof(*d), cmp_i64);
+		gt_sort(d, n, sizeof(*d), cmp_i64);
 		r->clock.min_ns = d[0];
 		r->clock.p50_ns = d[n / 2];
 		r->clock.p99_ns = d[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
@@ -147,8 +147,8 @@ int gaps__find(struct model *m, struct an_result *r)
 	size_t gaps_cap = 0, i = 0;
 	uint64_t bursts = 0;
 
-	qsort(m->ops, m->nops, sizeof(*m->ops), cmp_op);
-	qsort(m->units, m->nunits, sizeof(*m->units), cmp_unit);
+	gt_sort(m->ops, m->nops, sizeof(*m->ops), cmp_op);
+	gt_sort(m->units, m->nunits, sizeof(*m->units), cmp_unit);
 	if (m->have_usdt_units)
 		r->unit_source = "usdt";
 	else if (m->nunits) {

@@ -493,7 +493,7 @@ static size_t merge_windows(struct m_window *w, size_t n)
 
 	if (!n)
 		return 0;
-	qsort(w, n, sizeof(*w), by_from);
+	gt_sort(w, n, sizeof(*w), by_from);
 	for (size_t i = 1; i < n; i++) {
 		if (w[i].from <= w[out].to) {
 			if (w[i].to > w[out].to)
@@ -715,9 +715,9 @@ static void pass2(struct capture *c, struct model *m, struct an_result *r)
 	for (size_t i = 0; i < m->nthreads; i++) {
 		struct m_thread *t = &m->threads[i];
 
-		qsort(t->offs, t->noffs, sizeof(*t->offs), cmp_off);
-		qsort(t->samples, t->nsamples, sizeof(*t->samples), cmp_sample);
-		qsort(t->calls, t->ncalls, sizeof(*t->calls), cmp_call);
+		gt_sort(t->offs, t->noffs, sizeof(*t->offs), cmp_off);
+		gt_sort(t->samples, t->nsamples, sizeof(*t->samples), cmp_sample);
+		gt_sort(t->calls, t->ncalls, sizeof(*t->calls), cmp_call);
 	}
 }
 

@@ -473,6 +473,42 @@ static size_t kv_strings(const struct capture_buf *kv, const char **out, size_t 
 	return n;
 }
 
+static int open_pidfd(pid_t pid);
+
+/*
+ * A thread id names its whole process; a kernel thread cannot be traced
+ * (no user space, no GPU work).
+ */
+static int resolve_tgid(struct recorder *r, pid_t pid)
+{
+	char path[64], buf[4096], stat[1024], *t;
+	pid_t tgid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (gt_read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	t = strstr(buf, "\nTgid:");
+	tgid = t ? (pid_t)strtol(t + 6, NULL, 10) : pid;
+	/* PF_KTHREAD (0x00200000) in the 9th field of /proc/PID/stat. */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (gt_read_file(path, stat, sizeof(stat)) > 0 && (t = strrchr(stat, ')'))) {
+		unsigned long flags = 0;
+
+		if (sscanf(t + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+		    (flags & 0x00200000)) {
+			gt_err("pid %d is a kernel thread: give the pid of a user-space program",
+			       pid);
+			return -1;
+		}
+	}
+	if (tgid > 0 && tgid != pid) {
+		gt_info("%d is a thread of process %d: tracing the whole process", pid, tgid);
+		r->pid = tgid;
+		r->o->pid = tgid;
+	}
+	return 0;
+}
+
 static int open_pidfd(pid_t pid)
 {
 	return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -1117,17 +1153,24 @@ int cmd_record(int argc, char **argv)
 
 	if (o.pid) {
 		r.pid = o.pid;
-		r.pidfd = open_pidfd(o.pid);
-		if (r.pidfd < 0) {
-			if (errno == ESRCH)
-				gt_err("pid %d does not exist: check it with 'ps -p %d'", o.pid,
-				       o.pid);
-			else
-				gt_err("cannot watch pid %d: %s", o.pid, strerror(errno));
+		if (kill(o.pid, 0) && errno == ESRCH) {
+			gt_err("pid %d does not exist: check it with 'ps -p %d'", o.pid, o.pid);
 			goto cleanup;
 		}
 		if (o.pid == getpid()) {
 			gt_err("pid %d is gaptrace itself: give the target's pid", o.pid);
+			goto cleanup;
+		}
+		if (resolve_tgid(&r, o.pid))
+			goto cleanup;
+		/* A pidfd tells when the process exits (a recycled pid cannot fool it). */
+		r.pidfd = open_pidfd(r.pid);
+		if (r.pidfd < 0) {
+			if (errno == ESRCH)
+				gt_err("pid %d does not exist: check it with 'ps -p %d'", r.pid,
+				       r.pid);
+			else
+				gt_err("cannot watch pid %d: %s", r.pid, strerror(errno));
 			goto cleanup;
 		}
 	} else {

@@ -192,7 +192,7 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 		sorted = gt_xmalloc(sizeof(*sorted) * r->ngaps);
 		for (size_t i = 0; i < r->ngaps; i++)
 			sorted[i] = &r->gaps[i];
-		qsort(sorted, r->ngaps, sizeof(*sorted), cmp_gap_len);
+		gt_sort(sorted, r->ngaps, sizeof(*sorted), cmp_gap_len);
 		fprintf(f, "Largest gaps (%zu of %zu; --top N for more)\n", n, r->ngaps);
 		fprintf(f, "  %5s %4s %10s %11s  %-10s  %-20s %s\n", "gap", "dev", "at", "length",
 			"kind", "critical thread", "breakdown");

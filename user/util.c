@@ -251,6 +251,12 @@ void gt_grow(void **arr, size_t *cap, size_t need, size_t sz)
 	*cap = ncap;
 }
 
+void gt_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 uint64_t gt_hash64(const void *data, size_t len, uint64_t seed)
 {
 	const unsigned char *p = data;

@@ -66,6 +66,9 @@ char *gt_xstrdup(const char *s);
 /* Grows *arr (element size sz) so that index need fits; doubles capacity. */
 void gt_grow(void **arr, size_t *cap, size_t need, size_t sz);
 
+/* qsort that accepts an empty (NULL) array: qsort's arguments must be non-null. */
+void gt_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 /* FNV-1a 64 hash. */
 uint64_t gt_hash64(const void *data, size_t len, uint64_t seed);
 
