@@ -698,8 +698,22 @@ static void test_sum_property_random(void **state)
 				ev_loss(&s, t, t + gap / 2);
 			t += gap + len;
 		}
-		r = synth_run(&s, NULL); /* asserts the sum property */
+		struct an_opts o;
+
+		an_opts__defaults(&o);
+		o.pieces = true;
+		r = synth_run(&s, &o); /* asserts the sum property */
 		assert_true(r->ngaps > 0);
+		/* The kept pieces add up to each gap's categories, exactly. */
+		for (size_t g = 0; g < r->ngaps; g++) {
+			uint64_t by_cat[GT_CAT_MAX] = {};
+
+			for (size_t p = 0; p < r->npieces; p++)
+				if (r->pieces[p].gap == g)
+					by_cat[r->pieces[p].cat] += r->pieces[p].ns;
+			for (int c = 0; c < GT_CAT_MAX; c++)
+				assert_int_equal(by_cat[c], r->gaps[g].by_cat[c]);
+		}
 		an_result__free(r);
 	}
 }

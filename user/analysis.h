@@ -52,6 +52,7 @@ struct an_opts {
 	enum gt_unit_mode units;
 	const char *unit_func; /* GT_UNITS_FUNC: function name, NULL = any "unit" probe */
 	unsigned max_depth;    /* critical-path hops followed (default 4) */
+	bool pieces;	       /* keep every attributed piece (flame graphs, top stacks) */
 };
 
 void an_opts__defaults(struct an_opts *o);
@@ -63,6 +64,30 @@ struct an_hop {
 	uint64_t from_ns, to_ns;
 	uint32_t depth;
 	uint64_t by_cat[GT_CAT_MAX]; /* what this hop's own time was spent on */
+};
+
+/* What an attributed piece of gap time was, for flame graphs and top stacks. */
+enum an_piece_kind {
+	GT_PIECE_BLOCKED = 0, /* off-CPU, blocked (stack at switch-out) */
+	GT_PIECE_RUNQUEUE,    /* runnable after a wakeup */
+	GT_PIECE_PREEMPTED,   /* runnable after preemption */
+	GT_PIECE_SAMPLE,      /* on-CPU, split by a CPU sample (its stacks) */
+	GT_PIECE_CALL,	      /* inside a uprobed function or CUDA API call */
+	GT_PIECE_LAUNCH,      /* launch call to GPU start */
+	GT_PIECE_LOST,	      /* a window with lost records */
+	GT_PIECE_UNTRACED,    /* no records for the thread, or no launch record */
+	GT_PIECE_ONCPU,	      /* on-CPU without a sample to split it */
+};
+
+struct an_piece {
+	uint64_t ns;
+	uint32_t gap;
+	uint32_t tid;
+	int32_t ustack, kstack; /* stack ids (< 0: none) */
+	uint32_t func_id;	/* GT_PIECE_CALL: probe id (UINT32_MAX: CUDA API) */
+	uint16_t cat;
+	uint8_t kind;	/* enum an_piece_kind */
+	uint8_t depth;	/* critical-path hop depth (0: the critical thread) */
 };
 
 struct an_holder {
@@ -134,6 +159,8 @@ struct an_result {
 	struct an_clock clock;
 	char **warnings;
 	size_t nwarnings;
+	struct an_piece *pieces; /* only with an_opts.pieces */
+	size_t npieces;
 	/* Opaque analysis state kept for outputs that need stacks (flame graphs). */
 	void *model;
 };
@@ -147,5 +174,14 @@ int analysis__run(struct capture *c, const struct an_opts *o, struct an_result *
 		  size_t errlen);
 void an_result__free(struct an_result *r);
 const char *an_result__thread_name(const struct an_result *r, uint32_t tid);
+/*
+ * Frames of a stack id, leaf first: cb(name, module) per frame; name is NULL
+ * when unresolved (module may still be known).  Returns the frame count.
+ */
+int an_result__stack(const struct an_result *r, int32_t stack_id,
+		     void (*cb)(const char *name, const char *module, uint64_t ip, void *ctx),
+		     void *ctx);
+/* Name of a probe id ("malloc_trim"), or NULL. */
+const char *an_result__probe_name(const struct an_result *r, uint32_t func_id);
 
 #endif /* GT_ANALYSIS_H */

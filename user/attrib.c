@@ -22,15 +22,48 @@ struct ex {
 	size_t chain_cap, holders_cap;
 	uint32_t path[MAX_DEPTH_LIMIT + 1]; /* threads on the current chain */
 	unsigned max_depth;
+	struct an_result *r;
+	size_t *r_pieces_cap; /* capacity of r->pieces, kept across gaps */
+	bool pieces;
 };
+
+/* Where a piece of time came from (its stacks), for flame graphs. */
+struct src {
+	uint32_t tid;
+	int32_t ustack, kstack;
+	uint32_t func;
+	uint8_t kind;
+	uint8_t depth;
+};
+
+#define SRC(t, k, d) ((struct src){ .tid = (t), .ustack = -1, .kstack = -1, .kind = (k), .depth = (d) })
 
 static void explain(struct ex *x, uint32_t tid, uint64_t a, uint64_t b, unsigned depth,
 		    uint64_t *acc);
 
-static void add(uint64_t *acc, int cat, uint64_t from, uint64_t to)
+/* Attributes [from, to) to cat and, when asked, keeps it as a piece. */
+static void take(struct ex *x, uint64_t *acc, int cat, uint64_t from, uint64_t to,
+		 struct src sc)
 {
-	if (to > from)
-		acc[cat] += to - from;
+	struct an_result *r = x->r;
+	struct an_piece *p;
+
+	if (to <= from)
+		return;
+	acc[cat] += to - from;
+	if (!x->pieces)
+		return;
+	gt_grow((void **)&r->pieces, x->r_pieces_cap, r->npieces, sizeof(*r->pieces));
+	p = &r->pieces[r->npieces++];
+	*p = (struct an_piece){ .ns = to - from,
+				.gap = x->g->index,
+				.tid = sc.tid,
+				.ustack = sc.ustack,
+				.kstack = sc.kstack,
+				.func_id = sc.func,
+				.cat = (uint16_t)cat,
+				.kind = sc.kind,
+				.depth = sc.depth };
 }
 
 static void note_holder(struct ex *x, uint32_t tid, uint64_t ns)
@@ -83,7 +116,8 @@ static size_t add_hop(struct ex *x, uint32_t tid, uint32_t waker_of, uint64_t fr
  * attributes covered pieces to the call's category.  The outermost call
  * claims a nested one's time (both are the same kind of work in practice).
  */
-static void split_calls(struct ex *x, struct m_thread *t, uint64_t p, uint64_t q, uint64_t *acc,
+static void split_calls(struct ex *x, struct m_thread *t, uint64_t p, uint64_t q, unsigned depth,
+			uint64_t *acc,
 			void (*cb)(struct ex *x, struct m_thread *t, uint64_t u, uint64_t v,
 				   void *arg, uint64_t *acc),
 			void *arg)
@@ -98,9 +132,12 @@ static void split_calls(struct ex *x, struct m_thread *t, uint64_t p, uint64_t q
 			continue;
 		s = GT_MAX(c->enter, cursor);
 		e = GT_MIN(c->exit, q);
+		struct src sc = SRC(t->tid, GT_PIECE_CALL, depth);
+
 		if (s > cursor)
 			cb(x, t, cursor, s, arg, acc);
-		add(acc, c->cat, s, e);
+		sc.func = c->func_id;
+		take(x, acc, c->cat, s, e, sc);
 		cursor = e;
 	}
 	if (cursor < q)
@@ -109,7 +146,17 @@ static void split_calls(struct ex *x, struct m_thread *t, uint64_t p, uint64_t q
 
 struct span {
 	uint64_t lo, hi;
+	unsigned depth;
 };
+
+static struct src sample_src(const struct m_thread *t, const struct m_sample *s, unsigned depth)
+{
+	struct src sc = SRC(t->tid, GT_PIECE_SAMPLE, depth);
+
+	sc.ustack = s->ustack;
+	sc.kstack = s->kstack;
+	return sc;
+}
 
 /* On-CPU time not inside a call: split among the samples of the span. */
 static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t v, void *arg,
@@ -119,7 +166,8 @@ static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 	uint64_t period = x->m->sample_period;
 	size_t i = LOWER_BOUND(t->samples, t->nsamples, ts, sp->lo);
 	uint64_t seg_lo = sp->lo;
-	int last = -1;
+	const struct m_sample *lastp = NULL;
+	int last = GT_CAT_CPU;
 
 	/*
 	 * A running thread is sampled every period of its CPU time.  A long
@@ -132,19 +180,22 @@ static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 		for (; j < t->nsamples && t->samples[j].ts <= v + period; j++)
 			n++;
 		if (n * 2 < (v - u) / period) {
-			add(acc, GT_CAT_UNKNOWN, u, v);
+			take(x, acc, GT_CAT_UNKNOWN, u, v, SRC(t->tid, GT_PIECE_LOST, sp->depth));
 			return;
 		}
 	}
 	if (i >= t->nsamples || t->samples[i].ts > sp->hi) {
 		/* No sample inside the span: the nearest one within a period covers it. */
-		int cat = GT_CAT_CPU;
+		const struct m_sample *near = NULL;
 
 		if (i < t->nsamples && t->samples[i].ts - sp->hi <= period)
-			cat = classify_sample(x->m, &t->samples[i]);
+			near = &t->samples[i];
 		else if (i > 0 && sp->lo - t->samples[i - 1].ts <= period)
-			cat = classify_sample(x->m, &t->samples[i - 1]);
-		add(acc, cat, u, v);
+			near = &t->samples[i - 1];
+		if (near)
+			take(x, acc, classify_sample(x->m, near), u, v, sample_src(t, near, sp->depth));
+		else
+			take(x, acc, GT_CAT_CPU, u, v, SRC(t->tid, GT_PIECE_ONCPU, sp->depth));
 		return;
 	}
 	/* A sample at s stands for the CPU time just before it: (previous, s]. */
@@ -152,19 +203,26 @@ static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 		uint64_t seg_hi = t->samples[i].ts;
 
 		last = classify_sample(x->m, &t->samples[i]);
-		add(acc, last, GT_MAX(seg_lo, u), GT_MIN(seg_hi, v));
+		lastp = &t->samples[i];
+		take(x, acc, last, GT_MAX(seg_lo, u), GT_MIN(seg_hi, v),
+		     sample_src(t, lastp, sp->depth));
 		seg_lo = GT_MAX(seg_lo, seg_hi);
 	}
-	if (seg_lo < v)
-		add(acc, last < 0 ? GT_CAT_CPU : last, GT_MAX(seg_lo, u), v);
+	if (seg_lo < v) {
+		if (lastp)
+			take(x, acc, last, GT_MAX(seg_lo, u), v, sample_src(t, lastp, sp->depth));
+		else
+			take(x, acc, GT_CAT_CPU, GT_MAX(seg_lo, u), v,
+			     SRC(t->tid, GT_PIECE_ONCPU, sp->depth));
+	}
 }
 
 static void oncpu(struct ex *x, struct m_thread *t, uint64_t p, uint64_t q, uint64_t span_lo,
-		  uint64_t span_hi, uint64_t *acc)
+		  uint64_t span_hi, unsigned depth, uint64_t *acc)
 {
-	struct span sp = { span_lo, span_hi };
+	struct span sp = { span_lo, span_hi, depth };
 
-	split_calls(x, t, p, q, acc, oncpu_samples, &sp);
+	split_calls(x, t, p, q, depth, acc, oncpu_samples, &sp);
 }
 
 static bool on_path(const struct ex *x, unsigned depth, uint32_t tid)
@@ -179,6 +237,16 @@ struct blocked_arg {
 	const struct m_off *o;
 	unsigned depth;
 };
+
+static struct src off_src(const struct m_thread *t, const struct m_off *o, uint8_t kind,
+			  unsigned depth)
+{
+	struct src sc = SRC(t->tid, kind, depth);
+
+	sc.ustack = o->ustack;
+	sc.kstack = o->kstack;
+	return sc;
+}
 
 static void blocked_piece(struct ex *x, struct m_thread *t, uint64_t u, uint64_t v, void *arg,
 			  uint64_t *acc)
@@ -206,7 +274,7 @@ static void blocked_piece(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 		}
 		return;
 	}
-	add(acc, cat, u, v);
+	take(x, acc, cat, u, v, off_src(t, o, GT_PIECE_BLOCKED, ba->depth));
 }
 
 static void offcpu(struct ex *x, struct m_thread *t, const struct m_off *o, uint64_t s, uint64_t e,
@@ -216,14 +284,14 @@ static void offcpu(struct ex *x, struct m_thread *t, const struct m_off *o, uint
 	struct blocked_arg ba = { o, depth };
 
 	if (o->flags & GT_OFF_PREEMPTED) {
-		add(acc, GT_CAT_SCHED, s, e);
+		take(x, acc, GT_CAT_SCHED, s, e, off_src(t, o, GT_PIECE_PREEMPTED, depth));
 		return;
 	}
 	/* Blocked until the wakeup, then waiting on a run queue until switch-in. */
 	bend = o->wake ? o->wake : o->on;
 	if (s < bend)
-		split_calls(x, t, s, GT_MIN(e, bend), acc, blocked_piece, &ba);
-	add(acc, GT_CAT_SCHED, GT_MAX(s, bend), e);
+		split_calls(x, t, s, GT_MIN(e, bend), depth, acc, blocked_piece, &ba);
+	take(x, acc, GT_CAT_SCHED, GT_MAX(s, bend), e, off_src(t, o, GT_PIECE_RUNQUEUE, depth));
 }
 
 static void explain_thread(struct ex *x, struct m_thread *t, uint64_t a, uint64_t b,
@@ -243,7 +311,7 @@ static void explain_thread(struct ex *x, struct m_thread *t, uint64_t a, uint64_
 		if (e <= s)
 			continue;
 		if (cursor < s)
-			oncpu(x, t, cursor, s, prev_on, o->off, acc);
+			oncpu(x, t, cursor, s, prev_on, o->off, depth, acc);
 		offcpu(x, t, o, s, e, depth, acc);
 		cursor = e;
 		prev_on = o->on;
@@ -251,7 +319,7 @@ static void explain_thread(struct ex *x, struct m_thread *t, uint64_t a, uint64_
 	if (cursor < b) {
 		uint64_t span_hi = k < t->noffs ? t->offs[k].off : (t->died ? t->died : x->m->end);
 
-		oncpu(x, t, cursor, b, prev_on, span_hi, acc);
+		oncpu(x, t, cursor, b, prev_on, span_hi, depth, acc);
 	}
 }
 
@@ -263,17 +331,17 @@ static void explain_alive(struct ex *x, uint32_t tid, uint64_t a, uint64_t b, un
 	uint64_t lo, hi;
 
 	if (!t || !t->known) {
-		add(acc, GT_CAT_UNKNOWN, a, b);
+		take(x, acc, GT_CAT_UNKNOWN, a, b, SRC(tid, GT_PIECE_UNTRACED, depth));
 		return;
 	}
 	lo = t->born ? t->born : x->m->start;
 	hi = t->died ? t->died : x->m->end;
 	if (a < lo) {
-		add(acc, GT_CAT_UNKNOWN, a, GT_MIN(lo, b));
+		take(x, acc, GT_CAT_UNKNOWN, a, GT_MIN(lo, b), SRC(tid, GT_PIECE_UNTRACED, depth));
 		a = GT_MIN(lo, b);
 	}
 	if (b > hi) {
-		add(acc, GT_CAT_UNKNOWN, GT_MAX(hi, a), b);
+		take(x, acc, GT_CAT_UNKNOWN, GT_MAX(hi, a), b, SRC(tid, GT_PIECE_UNTRACED, depth));
 		b = GT_MAX(hi, a);
 	}
 	if (a < b)
@@ -295,7 +363,7 @@ static void explain(struct ex *x, uint32_t tid, uint64_t a, uint64_t b, unsigned
 			continue;
 		if (cursor < s)
 			explain_alive(x, tid, cursor, s, depth, acc);
-		add(acc, GT_CAT_UNKNOWN, s, e);
+		take(x, acc, GT_CAT_UNKNOWN, s, e, SRC(tid, GT_PIECE_LOST, depth));
 		cursor = e;
 	}
 	if (cursor < b)
@@ -309,21 +377,29 @@ static bool overlaps_loss(const struct model *m, uint64_t a, uint64_t b)
 	return i < m->nlosses && m->losses[i].from < b;
 }
 
-static void explain_gap(struct model *m, struct an_gap *g, unsigned max_depth)
+static void explain_gap(struct model *m, struct an_result *r, struct an_gap *g, unsigned max_depth,
+			size_t *pieces_cap)
 {
-	struct ex x = { .m = m, .g = g, .max_depth = max_depth };
+	struct ex x = { .m = m,
+			.g = g,
+			.max_depth = max_depth,
+			.r = r,
+			.r_pieces_cap = pieces_cap,
+			.pieces = m->opts.pieces };
 	uint64_t we, sum = 0;
 	size_t hop0;
 
 	g->lossy = overlaps_loss(m, g->start_ns, g->end_ns);
 	if (!g->tid) {
 		/* No launch record ties the next op to a thread. */
-		g->by_cat[GT_CAT_UNKNOWN] = g->duration_ns;
+		take(&x, g->by_cat, GT_CAT_UNKNOWN, g->start_ns, g->end_ns,
+		     SRC(0, GT_PIECE_UNTRACED, 0));
 		return;
 	}
 	if (g->launch_ns <= g->start_ns) {
 		/* Launched before the GPU went idle: the device side was late. */
-		g->by_cat[GT_CAT_CUDA] = g->duration_ns;
+		take(&x, g->by_cat, GT_CAT_CUDA, g->start_ns, g->end_ns,
+		     SRC(g->tid, GT_PIECE_LAUNCH, 0));
 		return;
 	}
 	we = GT_MIN(g->launch_ns, g->end_ns);
@@ -331,7 +407,7 @@ static void explain_gap(struct model *m, struct an_gap *g, unsigned max_depth)
 	hop0 = add_hop(&x, g->tid, 0, g->start_ns, we, 0);
 	explain(&x, g->tid, g->start_ns, we, 0, g->by_cat);
 	memcpy(g->chain[hop0].by_cat, g->by_cat, sizeof(g->by_cat));
-	add(g->by_cat, GT_CAT_CUDA, we, g->end_ns);
+	take(&x, g->by_cat, GT_CAT_CUDA, we, g->end_ns, SRC(g->tid, GT_PIECE_LAUNCH, 0));
 	for (int c = 0; c < GT_CAT_MAX; c++)
 		sum += g->by_cat[c];
 	/* Defensive: the pieces partition the gap; any drift is shown, never hidden. */
@@ -351,11 +427,12 @@ static int cmp_holder(const void *a, const void *b)
 void attrib__explain_all(struct model *m, struct an_result *r)
 {
 	unsigned depth = m->opts.max_depth > MAX_DEPTH_LIMIT ? MAX_DEPTH_LIMIT : m->opts.max_depth;
+	size_t pieces_cap = 0;
 
 	for (size_t i = 0; i < r->ngaps; i++) {
 		struct an_gap *g = &r->gaps[i];
 
-		explain_gap(m, g, depth);
+		explain_gap(m, r, g, depth, &pieces_cap);
 		gt_sort(g->holders, g->nholders, sizeof(*g->holders), cmp_holder);
 		for (int c = 0; c < GT_CAT_MAX; c++) {
 			r->totals[c] += g->by_cat[c];

@@ -732,6 +732,30 @@ static void fill_threads(struct model *m, struct an_result *r)
 	r->nthreads = m->nthreads;
 }
 
+int an_result__stack(const struct an_result *r, int32_t stack_id,
+		     void (*cb)(const char *name, const char *module, uint64_t ip, void *ctx),
+		     void *ctx)
+{
+	const struct model *m = r->model;
+	const struct m_stack *st = m ? model__stack(m, stack_id) : NULL;
+
+	if (!st)
+		return 0;
+	for (uint16_t i = 0; i < st->nr; i++) {
+		const struct m_sym *s = model__sym(m, st->pid, st->ips[i]);
+
+		cb(s ? s->name : NULL, s ? s->module : NULL, st->ips[i], ctx);
+	}
+	return st->nr;
+}
+
+const char *an_result__probe_name(const struct an_result *r, uint32_t func_id)
+{
+	const struct m_probe *p = r->model ? model__probe(r->model, func_id) : NULL;
+
+	return p ? p->name : NULL;
+}
+
 const char *an_result__thread_name(const struct an_result *r, uint32_t tid)
 {
 	for (size_t i = 0; i < r->nthreads; i++)
@@ -795,6 +819,7 @@ void an_result__free(struct an_result *r)
 		free(r->gaps[i].holders);
 	}
 	free(r->gaps);
+	free(r->pieces);
 	free(r->devices);
 	free(r->threads);
 	for (size_t i = 0; i < r->nwarnings; i++)

@@ -1284,3 +1284,177 @@ int syms_elf_build_id(const char *path, uint8_t *buf, size_t len)
 	elf_handle__close(&h);
 	return ret;
 }
+
+/* ---- public: symbol lookup in a live process ---- */
+
+/* The best definition of one name seen so far. */
+struct sym_pick {
+	const char *want;
+	size_t want_len;
+	GElf_Sym sym;
+	int rank; /* 0: none; 1: local; 2: non-default version; 3: default */
+};
+
+static void sym_pick__consider(struct sym_pick *p, const GElf_Sym *s, const char *name,
+			       bool hidden)
+{
+	size_t len = strcspn(name, "@");
+	int rank;
+
+	if (len != p->want_len || strncmp(name, p->want, len) || s->st_shndx == SHN_UNDEF)
+		return;
+	/* "foo@VER" in .symtab and hidden .gnu.version entries are compat aliases. */
+	if (GELF_ST_BIND(s->st_info) == STB_LOCAL)
+		rank = 1;
+	else if (hidden || (name[len] == '@' && name[len + 1] != '@'))
+		rank = 2;
+	else
+		rank = 3;
+	if (rank > p->rank) {
+		p->rank = rank;
+		p->sym = *s;
+	}
+}
+
+/* Looks name up in .dynsym (with its .gnu.version) and .symtab. */
+static void elf__find_sym(Elf *elf, uint64_t fsize, struct sym_pick *p)
+{
+	Elf_Data *versym = NULL;
+	size_t versym_link = 0, nscn = 0;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn)) && nscn++ < MAX_SECTIONS) {
+		GElf_Shdr sh;
+		Elf_Data *d = elf__section_data(elf, scn, fsize, &sh);
+
+		if (d && sh.sh_type == SHT_GNU_versym) {
+			versym = d;
+			versym_link = sh.sh_link;
+		}
+	}
+	scn = NULL;
+	nscn = 0;
+	while ((scn = elf_nextscn(elf, scn)) && nscn++ < MAX_SECTIONS && p->rank < 3) {
+		bool dyn, use_ver;
+		GElf_Shdr sh, strsh;
+		Elf_Scn *strscn;
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		strscn = elf_getscn(elf, sh.sh_link);
+		if (!strscn || !elf__section_data(elf, strscn, fsize, &strsh) ||
+		    strsh.sh_type != SHT_STRTAB)
+			continue;
+		d = elf__section_data(elf, scn, fsize, &sh);
+		if (!d || !d->d_buf)
+			continue;
+		dyn = sh.sh_type == SHT_DYNSYM;
+		use_ver = dyn && versym && versym_link == elf_ndxscn(scn);
+		n = d->d_size /
+		    (gelf_getclass(elf) == ELFCLASS64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym));
+		for (i = 1; i < n && i <= INT_MAX; i++) {
+			GElf_Versym ver = 0;
+			const char *name;
+			GElf_Sym s;
+
+			if (!gelf_getsym(d, (int)i, &s))
+				break;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (!name)
+				continue;
+			if (use_ver && !gelf_getversym(versym, (int)i, &ver))
+				ver = 0;
+			sym_pick__consider(p, &s, name, ver & 0x8000);
+		}
+	}
+}
+
+/* Run-time address minus ELF address for the mapping of file offset pgoff at start. */
+static int elf__load_bias(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *bias)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	size_t nph, i;
+
+	if (elf_getphdrnum(elf, &nph))
+		return -ENOEXEC;
+	for (i = 0; i < GT_MIN(nph, (size_t)MAX_PHDRS); i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		/* The kernel maps a segment from the page holding its first byte. */
+		if (pgoff >= (ph.p_offset & ~(page - 1)) &&
+		    pgoff < ph.p_offset + GT_MAX(ph.p_filesz, (uint64_t)1)) {
+			*bias = start - pgoff - (ph.p_vaddr - ph.p_offset);
+			return 0;
+		}
+	}
+	return -ENOEXEC;
+}
+
+static bool basename_has_prefix(const char *path, const char *prefix)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strncmp(base ? base + 1 : path, prefix, strlen(prefix));
+}
+
+int syms_find_symbol(uint32_t pid, const char *module_prefix, const char *name, uint64_t *addr)
+{
+	struct sym_pick pick = {.want = name};
+	char path[PATH_MAX + 64], *line = NULL;
+	struct raw_map rm = {};
+	struct elf_handle h;
+	size_t lcap = 0, n = 0;
+	bool found = false;
+	struct stat st;
+	uint64_t bias;
+	int err;
+	FILE *f;
+
+	if (!module_prefix || !*module_prefix || !name || !*name || !addr)
+		return -EINVAL;
+	pick.want_len = strlen(name);
+	elf__init();
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* Maps are sorted: the first line of the object is its lowest mapping. */
+	while (n++ < MAX_MAPPINGS && getline(&line, &lcap, f) > 0) {
+		if (maps_line__parse(line, &rm) && rm.path[0] == '/' && rm.inode &&
+		    basename_has_prefix(rm.path, module_prefix)) {
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	if (!found) {
+		free(line);
+		return -ENXIO;
+	}
+	err = mapped_path(pid, rm.start, rm.end, rm.path, rm.inode, path, sizeof(path), &st);
+	free(line);
+	if (err)
+		return err;
+	err = elf_handle__open_checked(&h, path, &st);
+	if (err)
+		return err;
+	err = elf__load_bias(h.elf, rm.start, rm.pgoff, &bias);
+	if (!err) {
+		elf__find_sym(h.elf, h.size, &pick);
+		if (!pick.rank)
+			err = -ENOENT;
+		else if (GELF_ST_TYPE(pick.sym.st_info) == STT_GNU_IFUNC ||
+			 GELF_ST_TYPE(pick.sym.st_info) == STT_TLS)
+			err = -EOPNOTSUPP;
+		else
+			*addr = pick.sym.st_shndx == SHN_ABS ? pick.sym.st_value
+							     : pick.sym.st_value + bias;
+	}
+	elf_handle__close(&h);
+	return err;
+}

@@ -65,4 +65,15 @@ bool syms_elf_has_func(const char *path, const char *name);
 /* Reads the GNU build id of an ELF file. Returns its length (0 if none) or -errno. */
 int syms_elf_build_id(const char *path, uint8_t *buf, size_t len);
 
+/*
+ * Finds the run-time address of symbol name (.dynsym, else .symtab) in the
+ * first object mapped in pid whose file name starts with module_prefix
+ * ("libc.so.6" matches "/usr/lib/x86_64-linux-gnu/libc.so.6").  Among
+ * versions the default one wins ("dlopen@@GLIBC_2.34").  Returns 0 and sets
+ * *addr; -ESRCH if the process is gone, -ENXIO if no such object is mapped,
+ * -ENOENT if the object does not define name, -EOPNOTSUPP for an IFUNC or TLS
+ * symbol (no callable address), other -errno if the object cannot be read.
+ */
+int syms_find_symbol(uint32_t pid, const char *module_prefix, const char *name, uint64_t *addr);
+
 #endif /* GT_SYMS_H */
