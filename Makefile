@@ -23,8 +23,13 @@ override CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -D_GNU_SOURCE \
 	-DGT_VERSION='"$(GT_VERSION)"'
 INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Icupti
 # libbpf and libelf static so the binary can be copied to another host.
-LIBS_STATIC := $(LIBDIR)/libbpf.a $(LIBDIR)/libelf.a $(LIBDIR)/libz.a
-LDLIBS := $(LIBS_STATIC) -lm -lpthread
+# libdw (--stacks dwarf unwinding) too: it needs libelf, zlib, lzma and bzip2
+# (`pkg-config --static --libs libdw`), all shipped as .a by Debian.
+LIBDW_STATIC := $(LIBDIR)/libdw.a
+LIBS_STATIC := $(LIBDIR)/libbpf.a $(LIBDW_STATIC) $(LIBDIR)/libelf.a $(LIBDIR)/libz.a \
+	$(LIBDIR)/liblzma.a $(LIBDIR)/libbz2.a
+# libstdc++ (shared) for __cxa_demangle: C++ frame names in flame graphs.
+LDLIBS := $(LIBS_STATIC) -lm -lpthread -lstdc++
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
@@ -41,6 +46,8 @@ ASAN_OBJS := $(patsubst user/%.c,$(OUTPUT)/asan/user/%.o,$(filter-out user/main.
 
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
+# The ground-truth workload without frame pointers, for --stacks dwarf tests.
+WORKLOADS += $(OUTPUT)/workloads/prover_sim_nofp
 
 HAVE_CUDA := $(shell test -x $(NVCC) -a -f $(CUDA_HOME)/include/cupti.h && echo 1)
 
@@ -54,7 +61,8 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps demo test unit-test integration-test bench format install fuzz cupti workloads
+.PHONY: all clean deps demo test unit-test integration-test bench format install fuzz cupti workloads \
+	gpu-workload
 
 all: $(OUTPUT)/gaptrace workloads cupti
 
@@ -84,9 +92,15 @@ $(OUTPUT)/gaptrace: $(USER_OBJS)
 
 # ---- workloads (ground truth programs; frame pointers kept) ----
 workloads: $(WORKLOADS)
-$(OUTPUT)/workloads/%: tests/workloads/%.c cupti/gaptrace-usdt.h | $(OUTPUT)/workloads
+$(OUTPUT)/workloads/%: tests/workloads/%.c tests/workloads/inject_common.h cupti/gaptrace-usdt.h \
+		| $(OUTPUT)/workloads
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
+		-Icupti $< -o $@ -lpthread -lm
+$(OUTPUT)/workloads/prover_sim_nofp: tests/workloads/prover_sim.c tests/workloads/inject_common.h \
+		cupti/gaptrace-usdt.h | $(OUTPUT)/workloads
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fomit-frame-pointer \
 		-Icupti $< -o $@ -lpthread -lm
 
 # ---- CUPTI injection library (skipped without a toolkit) ----
@@ -95,6 +109,19 @@ ifeq ($(HAVE_CUDA),1)
 	$(Q)$(MAKE) --no-print-directory -f cupti/cupti.mk OUTPUT=$(OUTPUT) CUDA_HOME=$(CUDA_HOME) Q=$(Q)
 else
 	@echo "  SKIP     libgaptrace-cupti.so: no CUDA toolkit at $(CUDA_HOME) (set CUDA_HOME)"
+endif
+
+# ---- the ground-truth workload on a real GPU (tools/gpu-check runs it) ----
+NVCC_FLAGS := -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 \
+	-gencode arch=compute_90,code=compute_90 -Xcompiler -Wall,-Wextra,-Werror,-fno-omit-frame-pointer
+gpu-workload:
+ifeq ($(HAVE_CUDA),1)
+	$(call msg,NVCC,$(OUTPUT)/gpu/prover_gpu)
+	$(Q)mkdir -p $(OUTPUT)/gpu
+	$(Q)$(NVCC) $(NVCC_FLAGS) -Icupti -Itests/workloads tests/gpu/prover_gpu.cu \
+		-o $(OUTPUT)/gpu/prover_gpu -lpthread
+else
+	@echo "  SKIP     prover_gpu: no CUDA toolkit at $(CUDA_HOME) (set CUDA_HOME)"
 endif
 
 # ---- tests ----
@@ -107,6 +134,16 @@ $(OUTPUT)/tests/libinject_probe.so: tests/data/inject_probe.c | $(OUTPUT)/tests
 	$(call msg,LIB,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -D_GNU_SOURCE -fPIC -shared $< -o $@
 $(OUTPUT)/tests/test_inject $(OUTPUT)/asan/test_inject: $(OUTPUT)/tests/libinject_probe.so
+
+# test_unwind unwinds a program built without frame pointers (and checks the
+# frame-pointer detector on it and on the same code built with them).
+$(OUTPUT)/tests/nofp: tests/data/nofp.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -fomit-frame-pointer $< -o $@
+$(OUTPUT)/tests/withfp: tests/data/nofp.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -fno-omit-frame-pointer $< -o $@
+$(OUTPUT)/tests/test_unwind $(OUTPUT)/asan/test_unwind: $(OUTPUT)/tests/nofp $(OUTPUT)/tests/withfp
 
 $(OUTPUT)/asan/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h $(SKELS) | $(OUTPUT)/asan/user
 	$(call msg,CC-ASAN,$@)
@@ -150,7 +187,8 @@ fuzz: $(LIB_OBJS)
 
 format:
 	$(Q)clang-format -i $(filter-out vmlinux/%,$(wildcard bpf/*.c bpf/*.h user/*.c user/*.h \
-		cupti/*.c cupti/*.h tests/*.c tests/*.h tests/workloads/*.c tests/fuzz/*.c))
+		cupti/*.c cupti/*.h tests/*.c tests/*.h tests/workloads/*.c tests/workloads/*.h \
+		tests/gpu/*.cu tests/fuzz/*.c))
 
 install: $(OUTPUT)/gaptrace cupti
 	install -D -m 0755 $(OUTPUT)/gaptrace $(DESTDIR)/usr/local/bin/gaptrace

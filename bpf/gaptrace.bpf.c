@@ -26,6 +26,10 @@ const volatile bool cfg_kstacks = true;
 const volatile __u64 cfg_wakeup_bytes = 1 << 20; /* force a reader wakeup above this */
 const volatile bool cfg_follow_children = true;
 const volatile __u32 cfg_thread_size = 16384;
+/* --stacks dwarf: snapshot bytes at switch-out (0: off), at CPU samples (0: off). */
+const volatile __u32 cfg_dwarf_bytes = 0;
+const volatile __u32 cfg_dwarf_sample_bytes = 0;
+const volatile __u64 cfg_dwarf_min_ns = 1000000; /* shorter intervals drop theirs */
 
 struct offcpu_start {
 	__u64 off_ns;
@@ -79,6 +83,28 @@ struct {
 	__uint(max_entries, 16 << 20);
 } events SEC(".maps");
 
+/*
+ * --stacks dwarf: one snapshot slot per traced thread, filled at switch-out
+ * and sent at switch-in only if the interval was long, so short switches cost
+ * a copy but no ring buffer space.  The recorder sets value_size to
+ * offsetof(struct gt_ustack, data) + cfg_dwarf_bytes (no BTF value type, so
+ * it may) and max_entries (1 when dwarf is off).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32)); /* tid */
+	__uint(value_size, sizeof(struct gt_ustack));
+} ustack_slots SEC(".maps");
+
+/* Per-CPU scratch of the same size: a slot's first value, sample snapshots. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct gt_ustack));
+} ustack_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, GT_STAT_MAX);
@@ -92,6 +118,14 @@ static __always_inline void stat_inc(__u32 idx)
 
 	if (v)
 		*v += 1;
+}
+
+static __always_inline void stat_add(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += n;
 }
 
 static __always_inline bool is_target(__u32 tgid)
@@ -177,6 +211,105 @@ static __always_inline bool waker_in_syscall(void)
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
 	return regs_syscall(regs, NULL) >= 0;
+}
+
+/* ---- user stack snapshots (--stacks dwarf) ---- */
+
+/* The user register file in x86-64 DWARF order, as libdw's unwinder wants it. */
+static __always_inline void copy_uregs(__u64 *r, struct pt_regs *regs)
+{
+	r[0] = BPF_CORE_READ(regs, ax);
+	r[1] = BPF_CORE_READ(regs, dx);
+	r[2] = BPF_CORE_READ(regs, cx);
+	r[3] = BPF_CORE_READ(regs, bx);
+	r[4] = BPF_CORE_READ(regs, si);
+	r[5] = BPF_CORE_READ(regs, di);
+	r[6] = BPF_CORE_READ(regs, bp);
+	r[7] = BPF_CORE_READ(regs, sp);
+	r[8] = BPF_CORE_READ(regs, r8);
+	r[9] = BPF_CORE_READ(regs, r9);
+	r[10] = BPF_CORE_READ(regs, r10);
+	r[11] = BPF_CORE_READ(regs, r11);
+	r[12] = BPF_CORE_READ(regs, r12);
+	r[13] = BPF_CORE_READ(regs, r13);
+	r[14] = BPF_CORE_READ(regs, r14);
+	r[15] = BPF_CORE_READ(regs, r15);
+	r[16] = BPF_CORE_READ(regs, ip);
+}
+
+/*
+ * Copies up to max bytes of the current task's user stack from sp upward.
+ * One read does it unless the stack mapping ends sooner (the main thread's
+ * top, a thread stack's end): then keep whole pages up to that end, which
+ * hold the outermost frames.  max is a load-time constant (frozen rodata), so
+ * the verifier bounds every length by it.
+ */
+static __always_inline __u32 copy_ustack(__u8 *dst, __u64 sp, __u32 max)
+{
+	__u32 head = 4096 - (__u32)(sp & 4095), len;
+
+	if (!max || !sp)
+		return 0;
+	if (!bpf_probe_read_user(dst, max, (const void *)sp))
+		return max;
+	for (int k = GT_USTACK_MAX / 4096; k >= 0; k--) {
+		len = head + (__u32)k * 4096;
+		if (len >= max)
+			continue;
+		if (!bpf_probe_read_user(dst, len, (const void *)sp))
+			return len;
+	}
+	return 0;
+}
+
+/* Fills the thread's snapshot slot at switch-out (prev is still current). */
+static __always_inline void snap_ustack(__u32 tgid, __u32 tid, __u64 now, struct pt_regs *regs)
+{
+	struct gt_ustack *s;
+	__u32 zero = 0;
+
+	if (!regs)
+		return;
+	s = bpf_map_lookup_elem(&ustack_slots, &tid);
+	if (!s) {
+		void *init = bpf_map_lookup_elem(&ustack_scratch, &zero);
+
+		if (!init)
+			return;
+		bpf_map_update_elem(&ustack_slots, &tid, init, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&ustack_slots, &tid);
+		if (!s) {
+			stat_inc(GT_STAT_USTACK_FULL);
+			return;
+		}
+	}
+	s->pid = tgid;
+	s->tid = tid;
+	s->off_ns = now;
+	s->flags = 0;
+	copy_uregs(s->regs, regs);
+	s->stack_size = copy_ustack(s->data, s->regs[7], cfg_dwarf_bytes);
+}
+
+/* Sends the snapshot of the interval that began at off_ns, ahead of its record. */
+static __always_inline void send_ustack(__u32 tid, __u64 off_ns, __u64 now)
+{
+	struct gt_ustack *s = bpf_map_lookup_elem(&ustack_slots, &tid);
+	__u32 n;
+
+	if (!s || s->off_ns != off_ns)
+		return;
+	n = s->stack_size;
+	if (n > cfg_dwarf_bytes)
+		n = cfg_dwarf_bytes;
+	fill_hdr(&s->hdr, GT_REC_USTACK, (__u16)(offsetof(struct gt_ustack, data) + n), now);
+	if (bpf_ringbuf_output(&events, s, offsetof(struct gt_ustack, data) + n,
+			       BPF_RB_NO_WAKEUP)) {
+		stat_inc(GT_STAT_USTACK_LOST);
+		return;
+	}
+	stat_inc(GT_STAT_USTACK_SENT);
+	stat_add(GT_STAT_USTACK_BYTES, n);
 }
 
 /* ---- scheduler ---- */
@@ -266,6 +399,8 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
 	si.kstack_id = get_stack(ctx, 0, cfg_kstacks);
 	if (bpf_map_update_elem(&offcpu, &tid, &si, BPF_ANY))
 		stat_inc(GT_STAT_MAP_FULL);
+	if (cfg_dwarf_bytes)
+		snap_ustack(BPF_CORE_READ(prev, tgid), tid, now, regs);
 }
 
 static __always_inline void switch_in(struct task_struct *next, struct pt_regs *next_regs,
@@ -276,6 +411,9 @@ static __always_inline void switch_in(struct task_struct *next, struct pt_regs *
 	struct gt_offcpu *rec;
 
 	si = bpf_map_lookup_elem(&offcpu, &tid);
+	/* Ahead of the interval's record, so the recorder can patch its ustack_id. */
+	if (cfg_dwarf_bytes && si && now - si->off_ns >= cfg_dwarf_min_ns)
+		send_ustack(tid, si->off_ns, now);
 	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_OFFCPU);
 	if (!rec)
 		goto out;
@@ -406,6 +544,8 @@ static __always_inline int handle_exit(struct task_struct *p)
 	if (!is_target(BPF_CORE_READ(p, tgid)))
 		return 0;
 	bpf_map_delete_elem(&offcpu, &tid);
+	if (cfg_dwarf_bytes)
+		bpf_map_delete_elem(&ustack_slots, &tid);
 	emit_task(p, GT_TASK_EXIT, 0, NULL, false);
 	return 0;
 }
@@ -502,6 +642,39 @@ int BPF_PROG(raw_task_rename, struct task_struct *t, const char *comm)
 
 /* ---- CPU samples (per-thread cpu-clock events opened by the recorder) ---- */
 
+/*
+ * --dwarf-samples: a snapshot for every sample, sent just before it.  The
+ * interrupted task's user registers are its pt_regs whether the sample hit
+ * user or kernel mode.
+ */
+static __always_inline void sample_ustack(__u64 id, __u64 now)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct gt_ustack *s;
+	__u32 zero = 0, n;
+
+	s = bpf_map_lookup_elem(&ustack_scratch, &zero);
+	if (!s || !regs)
+		return;
+	s->pid = id >> 32;
+	s->tid = (__u32)id;
+	s->off_ns = now;
+	s->flags = GT_USTACK_SAMPLE;
+	copy_uregs(s->regs, regs);
+	n = copy_ustack(s->data, s->regs[7], cfg_dwarf_sample_bytes);
+	if (n > cfg_dwarf_sample_bytes)
+		n = cfg_dwarf_sample_bytes;
+	s->stack_size = n;
+	fill_hdr(&s->hdr, GT_REC_USTACK, (__u16)(offsetof(struct gt_ustack, data) + n), now);
+	if (bpf_ringbuf_output(&events, s, offsetof(struct gt_ustack, data) + n,
+			       BPF_RB_NO_WAKEUP)) {
+		stat_inc(GT_STAT_USTACK_LOST);
+		return;
+	}
+	stat_inc(GT_STAT_USTACK_SENT);
+	stat_add(GT_STAT_USTACK_BYTES, n);
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -509,13 +682,17 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct gt_sample *rec;
 	struct pt_regs *regs;
 	bool kernel;
+	__u64 now;
 
 	if (!is_target(id >> 32))
 		return 0;
+	now = bpf_ktime_get_ns();
+	if (cfg_dwarf_sample_bytes)
+		sample_ustack(id, now);
 	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_SAMPLE);
 	if (!rec)
 		return 0;
-	fill_hdr(&rec->hdr, GT_REC_SAMPLE, sizeof(*rec), bpf_ktime_get_ns());
+	fill_hdr(&rec->hdr, GT_REC_SAMPLE, sizeof(*rec), now);
 	rec->pid = id >> 32;
 	rec->tid = (__u32)id;
 	/* The perf ctx allows only full-width loads of the saved registers. */

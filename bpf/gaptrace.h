@@ -32,6 +32,7 @@ enum gt_rec_type {
 	GT_REC_TASK = 8,       /* struct gt_task */
 	GT_REC_NAME = 9,       /* struct gt_name */
 	GT_REC_LOSS = 10,      /* struct gt_loss (written by the recorder) */
+	GT_REC_USTACK = 11,    /* struct gt_ustack (ring buffer only: --stacks dwarf) */
 	GT_REC_MAX
 };
 
@@ -218,6 +219,33 @@ struct gt_loss {
 	__u32 _pad;
 };
 
+/* --stacks dwarf: user register file and stack bytes kept per snapshot. */
+#define GT_UREGS_NR 17	      /* x86-64 DWARF registers 0-16: ax dx cx bx si di bp sp r8-r15 ip */
+#define GT_USTACK_MAX 16384   /* most stack bytes one snapshot may hold (--stack-bytes) */
+#define GT_USTACK_SAMPLE 0x1  /* gt_ustack.flags: taken by a CPU sample, not at switch-out */
+
+/*
+ * A copy of a traced thread's user registers and the top of its user stack
+ * (from sp upward), for unwinding with DWARF CFI in the recorder.  Taken at
+ * switch-out and sent at switch-in, just before the gt_offcpu record it
+ * belongs to (same tid, off_ns), only when the interval lasted at least
+ * --dwarf-min; or taken by a CPU sample (GT_USTACK_SAMPLE, off_ns = the
+ * sample's hdr.ts_ns) just before that gt_sample.  Variable length:
+ * hdr.size = offsetof(struct gt_ustack, data) + stack_size.  The recorder
+ * turns it into a STACKS entry and patches the ustack_id of the record that
+ * follows; it never reaches a capture file.
+ */
+struct gt_ustack {
+	struct gt_hdr hdr;
+	__u32 pid;
+	__u32 tid;
+	__u64 off_ns;
+	__u64 regs[GT_UREGS_NR];
+	__u32 stack_size; /* bytes of data valid, copied from regs[7] (sp) upward */
+	__u32 flags;	  /* GT_USTACK_* */
+	__u8 data[GT_USTACK_MAX];
+};
+
 /* Per-CPU counters in the BPF "stats" array, summed by the recorder. */
 enum gt_stat {
 	GT_STAT_RB_LOST = 0,	/* ring buffer reserve failures, all types */
@@ -232,6 +260,10 @@ enum gt_stat {
 	GT_STAT_EVENTS,		/* records submitted */
 	GT_STAT_SWITCHES,	/* traced switch-outs seen */
 	GT_STAT_SWITCHIN_MISSED, /* switch-ins the kernel never traced */
+	GT_STAT_USTACK_SENT,	/* --stacks dwarf: snapshots sent */
+	GT_STAT_USTACK_BYTES,	/* their stack bytes */
+	GT_STAT_USTACK_LOST,	/* snapshots the ring buffer had no room for */
+	GT_STAT_USTACK_FULL,	/* switch-outs with no snapshot slot (slot map full) */
 	GT_STAT_MAX
 };
 

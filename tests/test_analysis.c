@@ -573,6 +573,63 @@ static void test_units_inter_and_intra(void **state)
 	an_result__free(r);
 }
 
+static void ev_range(struct synth *s, uint32_t tid, uint32_t name_id, uint64_t start,
+		     uint64_t end)
+{
+	struct gt_gpu_op g = {};
+
+	hdr(&g.hdr, GT_REC_GPU_OP, sizeof(g), end);
+	g.pid = PID;
+	g.tid = tid;
+	g.rec.start_ns = start;
+	g.rec.end_ns = end;
+	g.rec.name_id = name_id;
+	g.rec.tid = tid;
+	g.rec.kind = 6;
+	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
+}
+
+static void ev_name(struct synth *s, uint32_t id, const char *name)
+{
+	struct gt_name n = {};
+
+	hdr(&n.hdr, GT_REC_NAME, (uint16_t)(offsetof(struct gt_name, name) + strlen(name) + 1),
+	    T0);
+	n.pid = PID;
+	n.name_id = id;
+	n.len = (uint32_t)strlen(name);
+	strcpy(n.name, name);
+	assert_int_equal(capture_writer__event(s->w, &n, n.hdr.size), 0);
+}
+
+static void test_units_from_nvtx_ranges(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+	struct an_opts o;
+
+	synth_open(&s);
+	thread(&s, 10, "w");
+	ev_name(&s, 1, "partition");
+	ev_name(&s, 2, "msm");
+	ev_range(&s, 10, 1, T0, T0 + 21 * MS);
+	ev_range(&s, 10, 2, T0 + 1 * MS, T0 + 5 * MS);
+	ev_range(&s, 10, 1, T0 + 29 * MS, T0 + 50 * MS);
+	op(&s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
+	op(&s, 10, 2, T0 + 14 * MS, T0 + 15 * MS, T0 + 20 * MS); /* intra */
+	op(&s, 10, 3, T0 + 29 * MS, T0 + 30 * MS, T0 + 35 * MS); /* inter */
+	an_opts__defaults(&o);
+	o.units = GT_UNITS_NVTX;
+	o.unit_glob = "part*";
+	r = synth_run(&s, &o);
+	assert_int_equal(r->ngaps, 2);
+	assert_int_equal(r->gaps[0].kind, GT_GAP_INTRA);
+	assert_int_equal(r->gaps[1].kind, GT_GAP_INTER);
+	assert_int_equal(r->units, 2);
+	assert_string_equal(r->unit_source, "nvtx:part*");
+	an_result__free(r);
+}
+
 static void test_bursts_without_units(void **state)
 {
 	struct synth s;
@@ -635,6 +692,35 @@ static void test_partial_interval_at_start(void **state)
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 19 * MS);
 	assert_cat(&r->gaps[0], GT_CAT_CPU, 1 * MS);
+	an_result__free(r);
+}
+
+static void test_host_view_from_libcuda_uprobes(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	thread(&s, 10, "w");
+	probe(&s, 0, "cuLaunchKernel", "launch");
+	probe(&s, 1, "cuStreamSynchronize", "sync");
+	/* No GPU records: busy from the first launch to the synchronize return. */
+	ev_call(&s, 10, 0, T0 + 1 * MS, T0 + 1010 * US);
+	ev_call(&s, 10, 0, T0 + 2 * MS, T0 + 2010 * US);
+	ev_call(&s, 10, 1, T0 + 3 * MS, T0 + 10 * MS);
+	ev_off(&s, 10, T0 + 11 * MS, T0 + 19 * MS, T0 + 19 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
+	       -1);
+	ev_call(&s, 10, 0, T0 + 20 * MS, T0 + 20010 * US);
+	ev_call(&s, 10, 1, T0 + 21 * MS, T0 + 30 * MS);
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->ndevices, 1);
+	assert_int_equal(r->ngaps, 1);
+	assert_int_equal(r->gaps[0].start_ns, T0 + 10 * MS);
+	assert_int_equal(r->gaps[0].end_ns, T0 + 20 * MS);
+	assert_int_equal(r->gaps[0].tid, 10);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 8 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 2 * MS);
+	assert_true(r->nwarnings > 0);
 	an_result__free(r);
 }
 
@@ -736,9 +822,11 @@ int main(void)
 		cmocka_unit_test(test_gap_untraced_thread_is_unknown),
 		cmocka_unit_test(test_critical_thread_is_launcher_of_next_op),
 		cmocka_unit_test(test_units_inter_and_intra),
+		cmocka_unit_test(test_units_from_nvtx_ranges),
 		cmocka_unit_test(test_bursts_without_units),
 		cmocka_unit_test(test_min_gap_and_overlap),
 		cmocka_unit_test(test_partial_interval_at_start),
+		cmocka_unit_test(test_host_view_from_libcuda_uprobes),
 		cmocka_unit_test(test_two_devices),
 		cmocka_unit_test(test_sum_property_random),
 	};

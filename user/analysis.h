@@ -44,6 +44,7 @@ enum gt_unit_mode {
 	GT_UNITS_USDT,
 	GT_UNITS_FUNC,
 	GT_UNITS_BURST,
+	GT_UNITS_NVTX, /* NVTX ranges whose name matches unit_glob */
 };
 
 struct an_opts {
@@ -51,8 +52,16 @@ struct an_opts {
 	uint64_t burst_gap_ns; /* bursts: idle >= this separates units (default 10 ms) */
 	enum gt_unit_mode units;
 	const char *unit_func; /* GT_UNITS_FUNC: function name, NULL = any "unit" probe */
+	const char *unit_glob; /* GT_UNITS_NVTX: fnmatch pattern on range names */
 	unsigned max_depth;    /* critical-path hops followed (default 4) */
 	bool pieces;	       /* keep every attributed piece (flame graphs, top stacks) */
+	/*
+	 * Also keep every off-CPU interval and call of the whole capture (not
+	 * only those inside gaps) for exporters that draw per-thread state;
+	 * memory then grows with the capture, so only `export` sets it.
+	 * Attribution never reads those records: results are identical.
+	 */
+	bool keep_all;
 };
 
 void an_opts__defaults(struct an_opts *o);

@@ -82,8 +82,9 @@ void probe_table__add_defaults(struct probe_table *t)
 		probe_table__add(t, libc_io[i], "libc.so", "io");
 	for (i = 0; i < GT_ARRAY_SIZE(cuda_alloc); i++)
 		probe_table__add(t, cuda_alloc[i], "libcuda.so", "allocator");
+	/* "sync": CUDA time, and the end of GPU busy time in the host-side view. */
 	for (i = 0; i < GT_ARRAY_SIZE(cuda_sync); i++)
-		probe_table__add(t, cuda_sync[i], "libcuda.so", "cuda");
+		probe_table__add(t, cuda_sync[i], "libcuda.so", "sync");
 }
 
 static bool valid_category(const char *c)

@@ -205,17 +205,23 @@ void capture_buf__kv(struct capture_buf *b, const char *key, const char *fmt, ..
 	free(val);
 }
 
-void capture_buf__stack(struct capture_buf *b, int32_t stack_id, uint32_t pid, bool kernel,
-			const uint64_t *ips, uint16_t nr)
+void capture_buf__stack_flags(struct capture_buf *b, int32_t stack_id, uint32_t pid,
+			      uint16_t flags, const uint64_t *ips, uint16_t nr)
 {
 	uint8_t *p = buf_grow(b, STACK_FIXED);
 
 	memcpy(p, &stack_id, 4);
 	put_u32(p + 4, pid);
 	put_u16(p + 8, nr);
-	put_u16(p + 10, kernel ? GT_STACK_KERNEL : 0);
+	put_u16(p + 10, flags);
 	put_u32(p + 12, 0);
 	buf_put(b, ips, (size_t)nr * sizeof(*ips));
+}
+
+void capture_buf__stack(struct capture_buf *b, int32_t stack_id, uint32_t pid, bool kernel,
+			const uint64_t *ips, uint16_t nr)
+{
+	capture_buf__stack_flags(b, stack_id, pid, kernel ? GT_STACK_KERNEL : 0, ips, nr);
 }
 
 void capture_buf__symbol(struct capture_buf *b, uint64_t ip, uint32_t pid, uint32_t sym_off,
@@ -1042,8 +1048,17 @@ int capture__events(const void *body, size_t len,
 		size = get_u16(p + off + 2);
 		if (size < sizeof(struct gt_hdr) || size > GT_CAP_MAX_RECORD || size > len - off)
 			return -1;
-		if (cb && (ret = cb(p + off, size, ctx)))
+		if (cb && ((uintptr_t)(p + off) & 7)) {
+			/* Records are 8-aligned when sizes are multiples of 8; others are copied
+			 * so consumers can read their fields directly. */
+			uint64_t aligned[GT_CAP_MAX_RECORD / 8];
+
+			memcpy(aligned, p + off, size);
+			if ((ret = cb(aligned, size, ctx)))
+				return ret;
+		} else if (cb && (ret = cb(p + off, size, ctx))) {
 			return ret;
+		}
 		off += size;
 	}
 	return 0;
@@ -1094,7 +1109,8 @@ int capture__stacks(const void *body, size_t len,
 		memcpy(&s.stack_id, p + off, 4);
 		s.pid = get_u32(p + off + 4);
 		s.nr = get_u16(p + off + 8);
-		s.kernel = get_u16(p + off + 10) & GT_STACK_KERNEL;
+		s.flags = get_u16(p + off + 10);
+		s.kernel = s.flags & GT_STACK_KERNEL;
 		ips_len = (size_t)s.nr * 8;
 		if (ips_len > len - off - STACK_FIXED) {
 			ret = -1;

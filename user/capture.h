@@ -25,7 +25,9 @@
  *   KV        (HEADER after its 8 fixed bytes, COUNTERS, END): a sequence of
  *             NUL-terminated "key=value" strings.
  *   STACKS    entries: s32 stack_id | u32 pid (0: kernel stack) | u16 nr |
- *             u16 flags (GT_STACK_KERNEL) | u32 0 | u64 ip[nr]
+ *             u16 flags (GT_STACK_*) | u32 0 | u64 ip[nr]
+ *             GT_STACK_DWARF: unwound by the recorder from a --stacks dwarf
+ *             snapshot; its id is >= 0x40000000 (BPF stack map ids are below).
  *   SYMBOLS   entries: u64 ip | u32 pid (0: kernel) | u32 sym_off |
  *             u16 name_len | u16 module_len | name | module | pad to 8.
  *             name_len 0 = unresolved.  Strings are not NUL-terminated.
@@ -68,6 +70,7 @@ enum gt_block_type {
 };
 
 #define GT_STACK_KERNEL 0x1
+#define GT_STACK_DWARF 0x2 /* unwound from a stack snapshot with DWARF CFI */
 
 /* ---- writer ---- */
 
@@ -112,6 +115,9 @@ void capture_buf__kv(struct capture_buf *b, const char *key, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 void capture_buf__stack(struct capture_buf *b, int32_t stack_id, uint32_t pid, bool kernel,
 			const uint64_t *ips, uint16_t nr);
+/* Same with the entry's GT_STACK_* flags given. */
+void capture_buf__stack_flags(struct capture_buf *b, int32_t stack_id, uint32_t pid,
+			      uint16_t flags, const uint64_t *ips, uint16_t nr);
 void capture_buf__symbol(struct capture_buf *b, uint64_t ip, uint32_t pid, uint32_t sym_off,
 			 const char *name, const char *module);
 void capture_buf__mapping(struct capture_buf *b, uint32_t pid, uint64_t start, uint64_t end,
@@ -200,6 +206,7 @@ struct capture_stack {
 	uint32_t pid;
 	bool kernel;
 	uint16_t nr;
+	uint16_t flags; /* GT_STACK_* */
 	const uint64_t *ips; /* points into the body; unaligned-safe copy not needed (8-aligned) */
 };
 int capture__stacks(const void *body, size_t len,

@@ -11,5 +11,8 @@ int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif /* GT_CMDS_H */

@@ -14,10 +14,94 @@
 #include "gaptrace.h"
 #include "util.h"
 
+struct dump_sym {
+	uint64_t ip;
+	uint32_t pid;
+	char *name;
+};
+
+struct dump_stack {
+	int32_t id;
+	uint16_t nr, flags;
+	uint32_t pid;
+	uint64_t *ips;
+};
+
 struct dump_ctx {
 	uint64_t t0;
 	int64_t tid; /* -1: all */
+	bool frames; /* -s: print each stack's function names */
+	struct dump_stack *stacks;
+	size_t nstacks, stacks_cap;
+	struct dump_sym *syms;
+	size_t nsyms, syms_cap;
 };
+
+static int stack_cmp(const void *a, const void *b)
+{
+	const struct dump_stack *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct dump_sym *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	return (x->ip > y->ip) - (x->ip < y->ip);
+}
+
+static int collect_stack(const struct capture_stack *s, void *ctx)
+{
+	struct dump_ctx *d = ctx;
+	struct dump_stack *st;
+
+	gt_grow((void **)&d->stacks, &d->stacks_cap, d->nstacks, sizeof(*d->stacks));
+	st = &d->stacks[d->nstacks++];
+	st->id = s->stack_id;
+	st->nr = s->nr;
+	st->flags = s->flags;
+	st->pid = s->pid;
+	st->ips = gt_xmalloc((size_t)s->nr * sizeof(uint64_t) + 1);
+	memcpy(st->ips, s->ips, (size_t)s->nr * sizeof(uint64_t));
+	return 0;
+}
+
+static int collect_sym(const struct capture_symbol *s, void *ctx)
+{
+	struct dump_ctx *d = ctx;
+	struct dump_sym *sy;
+
+	gt_grow((void **)&d->syms, &d->syms_cap, d->nsyms, sizeof(*d->syms));
+	sy = &d->syms[d->nsyms++];
+	sy->ip = s->ip;
+	sy->pid = s->pid;
+	sy->name = gt_xmalloc((size_t)s->name_len + 1);
+	memcpy(sy->name, s->name, s->name_len);
+	sy->name[s->name_len] = '\0';
+	return 0;
+}
+
+/* " ustack_frames=leaf;...;root" (dwarf: "ustack_dwarf="), "?" for unresolved frames. */
+static void print_frames(const struct dump_ctx *d, const char *what, int32_t id)
+{
+	struct dump_stack key = { .id = id }, *st;
+
+	if (!d->frames || id < 0)
+		return;
+	st = bsearch(&key, d->stacks, d->nstacks, sizeof(*d->stacks), stack_cmp);
+	if (!st)
+		return;
+	printf(" %s_%s=", what, (st->flags & GT_STACK_DWARF) ? "dwarf" : "frames");
+	for (uint16_t i = 0; i < st->nr; i++) {
+		struct dump_sym skey = { .ip = st->ips[i], .pid = st->pid }, *sy;
+
+		sy = bsearch(&skey, d->syms, d->nsyms, sizeof(*d->syms), sym_cmp);
+		printf("%s%s", i ? ";" : "", sy && sy->name[0] ? sy->name : "?");
+	}
+}
 
 static double rel(const struct dump_ctx *d, uint64_t ts)
 {
@@ -36,11 +120,14 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 		if (size < sizeof(*o) || (d->tid >= 0 && o->tid != d->tid))
 			break;
 		printf("%12.3f offcpu  tid %u off %.3f wake %.3f on %.3f state %#x flags %#x sys %d "
-		       "args %#llx %#llx %#llx waker %u ustack %d kstack %d\n",
+		       "args %#llx %#llx %#llx waker %u ustack %d kstack %d",
 		       rel(d, h->ts_ns), o->tid, rel(d, o->off_ns), rel(d, o->wake_ns),
 		       rel(d, o->on_ns), o->state, o->flags, o->syscall_nr,
 		       (unsigned long long)o->args[0], (unsigned long long)o->args[1],
 		       (unsigned long long)o->args[2], o->waker_tid, o->ustack_id, o->kstack_id);
+		print_frames(d, "ustack", o->ustack_id);
+		print_frames(d, "kstack", o->kstack_id);
+		putchar('\n');
 		break;
 	}
 	case GT_REC_SAMPLE: {
@@ -48,10 +135,13 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 
 		if (size < sizeof(*s) || (d->tid >= 0 && s->tid != d->tid))
 			break;
-		printf("%12.3f sample  tid %u sys %d %s ip %#llx ustack %d kstack %d\n",
+		printf("%12.3f sample  tid %u sys %d %s ip %#llx ustack %d kstack %d",
 		       rel(d, h->ts_ns), s->tid, s->syscall_nr,
 		       (s->flags & GT_SAMPLE_KERNEL) ? "kernel" : "user", (unsigned long long)s->ip,
 		       s->ustack_id, s->kstack_id);
+		print_frames(d, "ustack", s->ustack_id);
+		print_frames(d, "kstack", s->kstack_id);
+		putchar('\n');
 		break;
 	}
 	case GT_REC_CALL: {
@@ -129,14 +219,19 @@ int cmd_dump(int argc, char **argv)
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt(argc, argv, "t:h")) != -1) {
+	while ((opt = getopt(argc, argv, "st:h")) != -1) {
 		switch (opt) {
+		case 's':
+			d.frames = true;
+			break;
 		case 't':
 			d.tid = strtol(optarg, NULL, 10);
 			break;
 		case 'h':
-			printf("Usage: gaptrace dump FILE [-t TID]\n\nPrints every record, one per "
-			       "line, times in ms from the capture start.\n");
+			printf("Usage: gaptrace dump FILE [-t TID] [-s]\n\nPrints every record, one "
+			       "per line, times in ms from the capture start.  -s adds the\n"
+			       "function names of each stack, leaf first (ustack_dwarf= for stacks\n"
+			       "unwound from --stacks dwarf snapshots).\n");
 			return GT_EXIT_OK;
 		default:
 			return GT_EXIT_USAGE;
@@ -153,11 +248,29 @@ int cmd_dump(int argc, char **argv)
 	}
 	v = capture__header(c, "start_mono_ns");
 	d.t0 = v ? strtoull(v, NULL, 10) : 0;
+	if (d.frames) {
+		/* Stacks and symbols may follow the events that use them: read them first. */
+		while (capture__next(c, &b) == 1) {
+			if (b.type == GT_BLK_STACKS)
+				capture__stacks(b.body, b.len, collect_stack, &d);
+			else if (b.type == GT_BLK_SYMBOLS)
+				capture__symbols(b.body, b.len, collect_sym, &d);
+		}
+		gt_sort(d.stacks, d.nstacks, sizeof(*d.stacks), stack_cmp);
+		gt_sort(d.syms, d.nsyms, sizeof(*d.syms), sym_cmp);
+		capture__rewind(c);
+	}
 	while (capture__next(c, &b) == 1)
 		if (b.type == GT_BLK_EVENTS)
 			capture__events(b.body, b.len, dump_rec, &d);
 	for (size_t i = 0; i < capture__nwarnings(c); i++)
 		gt_warn("%s", capture__warning(c, i));
 	capture__close(c);
+	for (size_t i = 0; i < d.nstacks; i++)
+		free(d.stacks[i].ips);
+	for (size_t i = 0; i < d.nsyms; i++)
+		free(d.syms[i].name);
+	free(d.stacks);
+	free(d.syms);
 	return GT_EXIT_OK;
 }

@@ -4,6 +4,7 @@
  * intervals), the idle gaps between them, their work-unit kind, the critical
  * thread that launched the work ending each gap, and the launch clock check.
  */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,16 +143,85 @@ static void add_gap(struct model *m, struct an_result *r, size_t *cap, const str
 	r->ngaps++;
 }
 
+static bool keep_unit(const struct model *m, const struct m_unit *u, int source)
+{
+	return u->source == source;
+}
+
+/* NVTX ranges whose names match the glob become units. */
+static void nvtx_units(struct model *m)
+{
+	const char *glob = m->opts.unit_glob ? m->opts.unit_glob : "*";
+
+	for (size_t i = 0; i < m->nranges; i++) {
+		const struct m_range *rg = &m->ranges[i];
+		uint64_t idx;
+		const char *name = u64map_get(&m->name_idx, rg->name_id, &idx) ? m->names[idx] : "";
+
+		if (fnmatch(glob, name, 0))
+			continue;
+		gt_grow((void **)&m->units, &m->units_cap, m->nunits, sizeof(*m->units));
+		m->units[m->nunits] = (struct m_unit){ .id = i,
+						       .begin = rg->start,
+						       .end = rg->end,
+						       .tid = rg->tid,
+						       .source = UNIT_NVTX };
+		m->nunits++;
+	}
+}
+
+/*
+ * One kind of unit at a time: the one asked for, or (auto) USDT units, then
+ * function units, then NVTX ranges, then GPU bursts.
+ */
+static void select_units(struct model *m)
+{
+	int want = -1;
+	size_t n = 0;
+	bool have[3] = {};
+
+	for (size_t i = 0; i < m->nunits; i++)
+		have[m->units[i].source] = true;
+	switch (m->opts.units) {
+	case GT_UNITS_USDT:
+		want = UNIT_USDT;
+		break;
+	case GT_UNITS_FUNC:
+		want = UNIT_FUNC;
+		break;
+	case GT_UNITS_NVTX:
+		want = UNIT_NVTX;
+		break;
+	case GT_UNITS_BURST:
+		want = -1;
+		break;
+	case GT_UNITS_AUTO:
+		want = have[UNIT_USDT] ? UNIT_USDT : have[UNIT_FUNC] ? UNIT_FUNC : UNIT_NVTX;
+		break;
+	}
+	if (want == UNIT_NVTX)
+		nvtx_units(m);
+	for (size_t i = 0; i < m->nunits; i++)
+		if (want >= 0 && keep_unit(m, &m->units[i], want))
+			m->units[n++] = m->units[i];
+	m->nunits = n;
+}
+
 int gaps__find(struct model *m, struct an_result *r)
 {
 	size_t gaps_cap = 0, i = 0;
 	uint64_t bursts = 0;
 
+	select_units(m);
 	gt_sort(m->ops, m->nops, sizeof(*m->ops), cmp_op);
 	gt_sort(m->units, m->nunits, sizeof(*m->units), cmp_unit);
-	if (m->have_usdt_units)
+	if (m->nunits && m->units[0].source == UNIT_USDT)
 		r->unit_source = "usdt";
-	else if (m->nunits) {
+	else if (m->nunits && m->units[0].source == UNIT_NVTX) {
+		snprintf(r->unit_source_buf, sizeof(r->unit_source_buf), "nvtx:%s",
+			 m->opts.unit_glob ? m->opts.unit_glob : "*");
+		r->unit_source = r->unit_source_buf;
+	} else if (m->nunits) {
 		snprintf(r->unit_source_buf, sizeof(r->unit_source_buf), "func:%s",
 			 m->opts.unit_func ? m->opts.unit_func : "(probe)");
 		r->unit_source = r->unit_source_buf;

@@ -187,3 +187,15 @@ void json_kbool(struct json *j, const char *key, bool v)
 	json_key(j, key);
 	json_bool(j, v);
 }
+
+void json_raw(struct json *j, const char *number)
+{
+	sep(j);
+	fputs(number, j->f);
+}
+
+void json_kraw(struct json *j, const char *key, const char *number)
+{
+	json_key(j, key);
+	json_raw(j, number);
+}

@@ -32,6 +32,8 @@ void json_i64(struct json *j, int64_t v);
 void json_double(struct json *j, double v);
 void json_bool(struct json *j, bool v);
 void json_null(struct json *j);
+/* A number already formatted by the caller (e.g. exact fixed-point). */
+void json_raw(struct json *j, const char *number);
 
 /* key + value shorthands */
 void json_kstr(struct json *j, const char *key, const char *s);
@@ -39,5 +41,6 @@ void json_ku64(struct json *j, const char *key, uint64_t v);
 void json_ki64(struct json *j, const char *key, int64_t v);
 void json_kdouble(struct json *j, const char *key, double v);
 void json_kbool(struct json *j, const char *key, bool v);
+void json_kraw(struct json *j, const char *key, const char *number);
 
 #endif /* GT_JSON_H */

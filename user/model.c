@@ -168,6 +168,8 @@ void model__free(struct model *m)
 		free(m->threads[i].offs);
 		free(m->threads[i].samples);
 		free(m->threads[i].calls);
+		free(m->threads[i].all_offs);
+		free(m->threads[i].all_calls);
 	}
 	free(m->threads);
 	u64map_free(&m->thread_idx);
@@ -184,10 +186,26 @@ void model__free(struct model *m)
 	for (size_t i = 0; i < m->nprobes; i++)
 		free(m->probes[i].name);
 	free(m->probes);
+	free(m->hostcalls);
+	free(m->ranges);
+	for (size_t i = 0; i < m->nnames; i++)
+		free(m->names[i]);
+	free(m->names);
+	u64map_free(&m->name_idx);
 	free(m);
 }
 
 /* ---- pass 1 ---- */
+
+static char *dup_n(const char *s, size_t n)
+{
+	char *d = gt_xmalloc(n + 1);
+
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
 
 struct pass1 {
 	struct model *m;
@@ -227,7 +245,7 @@ static void add_unit_event(struct model *m, uint64_t id, uint64_t ts, uint32_t t
 	if (!u64map_get(&m->unit_idx, id, &idx)) {
 		gt_grow((void **)&m->units, &m->units_cap, m->nunits, sizeof(*m->units));
 		idx = m->nunits++;
-		m->units[idx] = (struct m_unit){ .id = id, .tid = tid };
+		m->units[idx] = (struct m_unit){ .id = id, .tid = tid, .source = UNIT_USDT };
 		u64map_put(&m->unit_idx, id, idx);
 	}
 	u = &m->units[idx];
@@ -307,6 +325,14 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 			if (gr->tid)
 				add_launch(m, gr->op_id, gr->start_ns, g->pid, gr->tid);
 			break;
+		case 6: /* NVTX range: a unit candidate */
+			if (gr->end_ns >= gr->start_ns && gr->start_ns) {
+				gt_grow((void **)&m->ranges, &m->ranges_cap, m->nranges,
+					sizeof(*m->ranges));
+				m->ranges[m->nranges++] = (struct m_range){ gr->start_ns, gr->end_ns,
+									    gr->tid, gr->name_id };
+			}
+			break;
 		case 7: /* producer dropped records */
 			p->r->lost_producer += gr->bytes;
 			break;
@@ -363,6 +389,13 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		if (size < sizeof(*c))
 			break;
 		pr = model__probe(m, c->func_id);
+		if (pr && (pr->launch || pr->sync) && c->exit_ns >= c->enter_ns) {
+			gt_grow((void **)&m->hostcalls, &m->hostcalls_cap, m->nhostcalls,
+				sizeof(*m->hostcalls));
+			m->hostcalls[m->nhostcalls++] = (struct m_hostcall){
+				c->enter_ns, c->exit_ns, c->pid, c->tid, pr->sync
+			};
+		}
 		if (pr && pr->unit && c->exit_ns >= c->enter_ns &&
 		    (!m->opts.unit_func || !strcmp(m->opts.unit_func, pr->name))) {
 			/* Function units: each call is one unit, numbered in order. */
@@ -370,9 +403,27 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 			m->units[m->nunits] = (struct m_unit){ .id = m->nunits,
 							       .begin = c->enter_ns,
 							       .end = c->exit_ns,
-							       .tid = c->tid };
+							       .tid = c->tid,
+							       .source = UNIT_FUNC };
 			m->nunits++;
 		}
+		break;
+	}
+	case GT_REC_NAME: {
+		const struct gt_name *n = rec;
+		uint64_t idx;
+		size_t len;
+
+		if (size < offsetof(struct gt_name, name) + 1)
+			break;
+		/* Bounded by the record: names come from the traced process. */
+		len = GT_MIN((size_t)n->len, size - offsetof(struct gt_name, name));
+		len = GT_MIN(len, (size_t)GT_NAME_MAX - 1);
+		if (u64map_get(&m->name_idx, n->name_id, &idx))
+			break;
+		gt_grow((void **)&m->names, &m->names_cap, m->nnames, sizeof(*m->names));
+		m->names[m->nnames] = dup_n(n->name, strnlen(n->name, len));
+		u64map_put(&m->name_idx, n->name_id, m->nnames++);
 		break;
 	}
 	case GT_REC_LOSS: {
@@ -413,15 +464,6 @@ static int stack_cb(const struct capture_stack *s, void *ctx)
 	return 0;
 }
 
-static char *dup_n(const char *s, size_t n)
-{
-	char *d = gt_xmalloc(n + 1);
-
-	memcpy(d, s, n);
-	d[n] = '\0';
-	return d;
-}
-
 static int sym_cb(const struct capture_symbol *s, void *ctx)
 {
 	struct model *m = ctx;
@@ -451,7 +493,9 @@ static int probe_cb(const struct capture_probe *pr, void *ctx)
 	p->name = dup_n(pr->name, pr->name_len);
 	snprintf(cat, sizeof(cat), "%.*s", (int)GT_MIN(pr->category_len, 31), pr->category);
 	p->unit = !strcmp(cat, "unit");
-	p->cat = gt_cat_parse(cat);
+	p->launch = !strcmp(cat, "launch");
+	p->sync = !strcmp(cat, "sync");
+	p->cat = (p->launch || p->sync) ? GT_CAT_CUDA : gt_cat_parse(cat);
 	return 0;
 }
 
@@ -505,6 +549,49 @@ static size_t merge_windows(struct m_window *w, size_t n)
 	return out + 1;
 }
 
+static int cmp_hostcall(const void *a, const void *b)
+{
+	const struct m_hostcall *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->enter < y->enter ? -1 : x->enter > y->enter;
+}
+
+/*
+ * Without GPU records (no CUPTI), libcuda uprobes give a host-side view: the
+ * GPU counts as busy from a thread's first launch until its next synchronize
+ * call returns.  Coarser than CUPTI, but the gaps between are real host time.
+ */
+static void host_view_ops(struct model *m)
+{
+	uint64_t busy_from = 0, id = 1ULL << 62;
+	uint32_t tid = 0;
+
+	gt_sort(m->hostcalls, m->nhostcalls, sizeof(*m->hostcalls), cmp_hostcall);
+	for (size_t i = 0; i < m->nhostcalls; i++) {
+		const struct m_hostcall *h = &m->hostcalls[i];
+
+		if (h->tid != tid) {
+			tid = h->tid;
+			busy_from = 0;
+		}
+		if (!h->sync) {
+			if (!busy_from)
+				busy_from = h->enter;
+			continue;
+		}
+		if (!busy_from)
+			continue;
+		gt_grow((void **)&m->ops, &m->ops_cap, m->nops, sizeof(*m->ops));
+		m->ops[m->nops++] = (struct m_op){ busy_from, h->exit, id, 0, 0, h->pid, h->tid, 1 };
+		add_launch(m, id, busy_from, h->pid, h->tid);
+		id++;
+		busy_from = 0;
+	}
+	m->host_view = m->nops > 0;
+}
+
 static int pass1(struct capture *c, struct model *m, struct an_result *r)
 {
 	struct pass1 p = { .m = m, .r = r };
@@ -552,6 +639,8 @@ static int pass1(struct capture *c, struct model *m, struct an_result *r)
 		}
 	}
 	r->lost_gpu += p.lost_gpu;
+	if (!m->nops && m->nhostcalls)
+		host_view_ops(m);
 	if (!r->end_ns || r->end_ns < p.max_ts)
 		r->end_ns = p.max_ts;
 	if (!r->start_ns)
@@ -589,6 +678,29 @@ static bool in_windows(const struct model *m, uint64_t from, uint64_t to)
 	return lo < m->nwindows && m->windows[lo].from <= to;
 }
 
+/* an_opts.keep_all: every interval and call, whether or not it touches a gap. */
+static void keep_off(struct model *m, uint32_t tid, const struct m_off *o)
+{
+	struct m_thread *t;
+
+	if (!m->opts.keep_all)
+		return;
+	t = model__thread(m, tid, true);
+	gt_grow((void **)&t->all_offs, &t->all_offs_cap, t->nall_offs, sizeof(*t->all_offs));
+	t->all_offs[t->nall_offs++] = *o;
+}
+
+static void keep_call(struct model *m, uint32_t tid, const struct m_call *c)
+{
+	struct m_thread *t;
+
+	if (!m->opts.keep_all)
+		return;
+	t = model__thread(m, tid, true);
+	gt_grow((void **)&t->all_calls, &t->all_calls_cap, t->nall_calls, sizeof(*t->all_calls));
+	t->all_calls[t->nall_calls++] = *c;
+}
+
 static int pass2_record(const void *rec, size_t size, void *ctx)
 {
 	struct model *m = ctx;
@@ -598,17 +710,16 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 	switch (h->type) {
 	case GT_REC_OFFCPU: {
 		const struct gt_offcpu *o = rec;
+		struct m_off mo;
 		uint64_t off, on;
 
 		if (size < sizeof(*o))
 			break;
 		off = (o->flags & GT_OFF_PARTIAL_START) || !o->off_ns ? m->start : o->off_ns;
 		on = o->on_ns;
-		if (on < off || !in_windows(m, off, on))
+		if (on < off)
 			break;
-		t = model__thread(m, o->tid, true);
-		gt_grow((void **)&t->offs, &t->offs_cap, t->noffs, sizeof(*t->offs));
-		t->offs[t->noffs++] = (struct m_off){
+		mo = (struct m_off){
 			.off = off,
 			.wake = o->wake_ns && o->wake_ns >= off && o->wake_ns <= on ? o->wake_ns : 0,
 			.on = on,
@@ -620,6 +731,12 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 			.kstack = o->kstack_id,
 			.args = { o->args[0], o->args[1], o->args[2] },
 		};
+		keep_off(m, o->tid, &mo);
+		if (!in_windows(m, off, on))
+			break;
+		t = model__thread(m, o->tid, true);
+		gt_grow((void **)&t->offs, &t->offs_cap, t->noffs, sizeof(*t->offs));
+		t->offs[t->noffs++] = mo;
 		break;
 	}
 	case GT_REC_SAMPLE: {
@@ -641,16 +758,20 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 	case GT_REC_CALL: {
 		const struct gt_call *c = rec;
 		const struct m_probe *pr;
+		struct m_call mc;
 
 		if (size < sizeof(*c) || c->exit_ns < c->enter_ns)
 			break;
 		pr = model__probe(m, c->func_id);
-		if (!pr || pr->cat < 0 || !in_windows(m, c->enter_ns, c->exit_ns))
+		if (!pr || pr->cat < 0)
+			break;
+		mc = (struct m_call){ c->enter_ns, c->exit_ns, pr->cat, c->func_id };
+		keep_call(m, c->tid, &mc);
+		if (!in_windows(m, c->enter_ns, c->exit_ns))
 			break;
 		t = model__thread(m, c->tid, true);
 		gt_grow((void **)&t->calls, &t->calls_cap, t->ncalls, sizeof(*t->calls));
-		t->calls[t->ncalls++] = (struct m_call){ c->enter_ns, c->exit_ns, pr->cat,
-							 c->func_id };
+		t->calls[t->ncalls++] = mc;
 		break;
 	}
 	case GT_REC_GPU_OP: {
@@ -660,9 +781,12 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 
 		/* Host-side CUDA time: API calls and synchronisations. */
 		if (size < sizeof(*g) || (gr->kind != 4 && gr->kind != 5) || !gr->tid ||
-		    gr->end_ns < gr->start_ns || !in_windows(m, gr->start_ns, gr->end_ns))
+		    gr->end_ns < gr->start_ns)
 			break;
 		cat = GT_CAT_CUDA;
+		keep_call(m, gr->tid, &(struct m_call){ gr->start_ns, gr->end_ns, cat, UINT32_MAX });
+		if (!in_windows(m, gr->start_ns, gr->end_ns))
+			break;
 		t = model__thread(m, gr->tid, true);
 		gt_grow((void **)&t->calls, &t->calls_cap, t->ncalls, sizeof(*t->calls));
 		t->calls[t->ncalls++] = (struct m_call){ gr->start_ns, gr->end_ns, cat, UINT32_MAX };
@@ -706,7 +830,7 @@ static void pass2(struct capture *c, struct model *m, struct an_result *r)
 							       r->gaps[i].end_ns };
 	}
 	m->nwindows = merge_windows(m->windows, m->nwindows);
-	if (!m->nwindows)
+	if (!m->nwindows && !m->opts.keep_all)
 		return;
 	capture__rewind(c);
 	while (capture__next(c, &b) == 1)
@@ -718,6 +842,8 @@ static void pass2(struct capture *c, struct model *m, struct an_result *r)
 		gt_sort(t->offs, t->noffs, sizeof(*t->offs), cmp_off);
 		gt_sort(t->samples, t->nsamples, sizeof(*t->samples), cmp_sample);
 		gt_sort(t->calls, t->ncalls, sizeof(*t->calls), cmp_call);
+		gt_sort(t->all_offs, t->nall_offs, sizeof(*t->all_offs), cmp_off);
+		gt_sort(t->all_calls, t->nall_calls, sizeof(*t->all_calls), cmp_call);
 	}
 }
 
@@ -805,6 +931,9 @@ int analysis__run(struct capture *c, const struct an_opts *o, struct an_result *
 	if (!m->nops)
 		add_warning(r, "no GPU activity in this capture: was the GPU producer (CUPTI "
 			       "library or USDT probes) attached? see 'gaptrace info'");
+	if (m->host_view)
+		add_warning(r, "no GPU records: GPU busy time is the host-side view (from a "
+			       "launch call to the next synchronize return); gaps are host time");
 	r->model = m;
 	*out = r;
 	return 0;

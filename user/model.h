@@ -32,10 +32,19 @@ struct m_launch {
 	uint32_t pid, tid;
 };
 
+enum m_unit_source { UNIT_USDT = 0, UNIT_FUNC, UNIT_NVTX };
+
 struct m_unit {
 	uint64_t id;
 	uint64_t begin, end;
 	uint32_t tid;
+	uint8_t source; /* enum m_unit_source */
+};
+
+/* An NVTX range (CUPTI marker) and the interned names. */
+struct m_range {
+	uint64_t start, end;
+	uint32_t tid, name_id;
 };
 
 struct m_window {
@@ -73,6 +82,11 @@ struct m_thread {
 	size_t nsamples, samples_cap;
 	struct m_call *calls;
 	size_t ncalls, calls_cap;
+	/* an_opts.keep_all: every interval and call of the capture, for exporters. */
+	struct m_off *all_offs;
+	size_t nall_offs, all_offs_cap;
+	struct m_call *all_calls;
+	size_t nall_calls, all_calls_cap;
 };
 
 /* Classification bits of a stack, computed once per stack id. */
@@ -102,6 +116,15 @@ struct m_probe {
 	char *name;
 	int cat;   /* gt_cat, or -1 */
 	bool unit; /* category "unit" */
+	bool launch; /* libcuda launch/copy entry point (host-side GPU view) */
+	bool sync;   /* libcuda synchronize: GPU work done when it returns */
+};
+
+/* A libcuda launch or sync call, for the host-side GPU view. */
+struct m_hostcall {
+	uint64_t enter, exit;
+	uint32_t pid, tid;
+	bool sync;
 };
 
 struct model {
@@ -139,6 +162,16 @@ struct model {
 
 	struct m_probe *probes;
 	size_t nprobes, probes_cap;
+
+	struct m_range *ranges;
+	size_t nranges, ranges_cap;
+	struct u64map name_idx; /* name_id -> index in names */
+	char **names;
+	size_t nnames, names_cap;
+
+	struct m_hostcall *hostcalls;
+	size_t nhostcalls, hostcalls_cap;
+	bool host_view; /* GPU ops were synthesised from libcuda calls */
 };
 
 struct m_thread *model__thread(struct model *m, uint32_t tid, bool create);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -28,16 +29,20 @@
 #include "cmds.h"
 #include "gaptrace.h"
 #include "gaptrace.skel.h"
+#include "gpu.h"
 #include "syms.h"
 #include "sysprobe.h"
+#include "unwind.h"
 #include "util.h"
 
 #define FLUSH_NS (250 * NSEC_PER_MSEC)
 #define STATS_NS (250 * NSEC_PER_MSEC)
 #define PROGRESS_NS (500 * NSEC_PER_MSEC)
-#define RESCAN_NS (1000 * NSEC_PER_MSEC)
+#define RESCAN_NS (250 * NSEC_PER_MSEC)
 #define MAX_DEVICES 64
 #define KERNEL_ADDR_MIN 0xffff800000000000ULL
+#define DWARF_SLOTS 1024	  /* threads with a snapshot slot at once (--stacks dwarf) */
+#define DWARF_SAMPLE_BYTES 4096 /* snapshot per CPU sample with --dwarf-samples */
 
 struct record_opts {
 	pid_t pid;
@@ -48,11 +53,28 @@ struct record_opts {
 	uint64_t ringbuf_bytes;
 	uint64_t min_gap_ns;
 	bool stacks;
+	bool dwarf;		     /* --stacks dwarf */
+	uint32_t stack_bytes;	     /* --stack-bytes */
+	uint64_t dwarf_min_ns;	     /* --dwarf-min */
+	uint32_t dwarf_sample_bytes; /* --dwarf-samples: snapshot size, 0 off */
 	bool default_probes;
 	bool follow_children;
 	int progress; /* -1 auto (tty), 0 off, 1 on */
 	const char *attach;  /* auto, tp_btf, raw_tp */
 	struct probe_table probes;
+	struct gpu_setup gpu;
+	const char *cupti_lib;
+};
+
+/*
+ * An unwound snapshot waiting for its record, which follows it from the same
+ * CPU (other CPUs' records may come between): keyed by tid.
+ */
+struct dwarf_pending {
+	uint32_t tid;
+	uint32_t sample; /* GT_USTACK_SAMPLE */
+	uint64_t ts;	 /* off_ns, or the sample's ts */
+	int32_t id;
 };
 
 /* Open-addressing set of 64-bit keys (stack ids, (pid, ip) pairs). */
@@ -90,6 +112,10 @@ struct recorder {
 	const char *exe;   /* launch mode: the resolved command */
 	int write_err;
 	const char *stop_reason;
+	struct unwinder *unw;  /* --stacks dwarf */
+	struct fp_audit *fpa;  /* --stacks fp */
+	struct dwarf_pending dwarf_pend[64];
+	uint64_t dwarf_used;   /* records whose ustack_id became a DWARF stack */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -136,6 +162,8 @@ static void note_symbol(struct recorder *r, uint32_t pid, uint64_t ip)
 		return;
 	if (syms_cache__resolve(r->syms, pid, ip, &name, &off, &module))
 		name = NULL;
+	if (r->fpa && pid && module)
+		fp_audit__object(r->fpa, pid, module, false);
 	capture_buf__symbol(&r->syms_buf, ip, pid, name ? off : 0, name ? name : "",
 			    module ? module : "");
 }
@@ -148,7 +176,9 @@ static void note_stack(struct recorder *r, int32_t id, uint32_t pid)
 	uint16_t nr = 0;
 	bool kernel;
 
-	if (id < 0 || !keyset_add(&r->stack_ids, (uint64_t)(uint32_t)id))
+	/* DWARF stacks were written when their snapshot was unwound. */
+	if (id < 0 || id >= GT_STACK_DWARF_BASE ||
+	    !keyset_add(&r->stack_ids, (uint64_t)(uint32_t)id))
 		return;
 	if (bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &id, ips))
 		return;
@@ -157,6 +187,8 @@ static void note_stack(struct recorder *r, int32_t id, uint32_t pid)
 	if (!nr)
 		return;
 	kernel = ips[0] >= KERNEL_ADDR_MIN;
+	if (!kernel && r->fpa)
+		fp_audit__stack(r->fpa, nr);
 	capture_buf__stack(&r->stacks_buf, id, kernel ? 0 : pid, kernel, ips, nr);
 	for (uint16_t i = 0; i < nr; i++)
 		note_symbol(r, kernel ? 0 : pid, ips[i]);
@@ -172,6 +204,76 @@ static void put_event(struct recorder *r, const void *rec, size_t size)
 		       r->o->output, strerror(-err));
 	}
 	r->events++;
+}
+
+/*
+ * Unwinds a stack snapshot into a STACKS entry (with its symbols) and keeps
+ * its id for the record it belongs to.  Fewer than two frames is no better
+ * than the frame-pointer stack that record already has.
+ */
+static int32_t dwarf_stack(struct recorder *r, uint32_t pid, uint32_t tid, const __u64 *uregs,
+			   const void *stack, size_t len)
+{
+	uint64_t ips[GT_STACK_DEPTH], regs[GT_UREGS_NR];
+	bool fresh;
+	int32_t id;
+	int n;
+
+	for (int i = 0; i < GT_UREGS_NR; i++)
+		regs[i] = uregs[i];
+	n = unwinder__unwind(r->unw, pid, tid, regs, stack, len, ips, GT_STACK_DEPTH);
+	if (n < 2)
+		return -1;
+	id = unwinder__intern(r->unw, pid, ips, (uint16_t)n, &fresh);
+	if (id >= 0 && fresh) {
+		capture_buf__stack_flags(&r->stacks_buf, id, pid, GT_STACK_DWARF, ips, (uint16_t)n);
+		for (int i = 0; i < n; i++)
+			note_symbol(r, pid, ips[i]);
+	}
+	return id;
+}
+
+static void note_ustack(struct recorder *r, const struct gt_ustack *u, size_t size)
+{
+	size_t len;
+	int32_t id;
+
+	if (!r->unw || size < offsetof(struct gt_ustack, data))
+		return;
+	len = GT_MIN((size_t)u->stack_size, size - offsetof(struct gt_ustack, data));
+	id = dwarf_stack(r, u->pid, u->tid, u->regs, u->data, len);
+	if (id >= 0) {
+		struct dwarf_pending *p = &r->dwarf_pend[u->tid % GT_ARRAY_SIZE(r->dwarf_pend)];
+
+		p->tid = u->tid;
+		p->sample = u->flags & GT_USTACK_SAMPLE;
+		p->ts = u->off_ns;
+		p->id = id;
+	}
+}
+
+/* The DWARF stack id unwound for (tid, ts), or -1. */
+static int32_t dwarf_take(struct recorder *r, uint32_t tid, uint64_t ts, bool sample)
+{
+	struct dwarf_pending *p = &r->dwarf_pend[tid % GT_ARRAY_SIZE(r->dwarf_pend)];
+
+	if (!r->unw || p->tid != tid || p->ts != ts || !p->sample != !sample || p->id < 0)
+		return -1;
+	p->tid = 0;
+	r->dwarf_used++;
+	return p->id;
+}
+
+/* Writes a copy of rec with the s32 at field_off set to id (ring buffer data is read-only). */
+static void put_patched(struct recorder *r, const void *rec, size_t size, size_t field_off,
+			int32_t id)
+{
+	uint8_t buf[GT_CAP_MAX_RECORD];
+
+	size = GT_MIN(size, sizeof(buf));
+	memcpy(buf, rec, size);
+	memcpy(buf + field_off, &id, sizeof(id));
+	put_event(r, buf, size);
 }
 
 static void count_gpu_op(struct recorder *r, const struct gt_gpu_rec *g)
@@ -232,18 +334,32 @@ static int on_record(void *ctx, void *data, size_t size)
 	switch (h->type) {
 	case GT_REC_OFFCPU: {
 		const struct gt_offcpu *o = data;
+		int32_t dw = dwarf_take(r, o->tid, o->off_ns, false);
 
-		note_stack(r, o->ustack_id, o->pid);
+		note_stack(r, dw >= 0 ? dw : o->ustack_id, o->pid);
 		note_stack(r, o->kstack_id, 0);
+		if (dw >= 0) {
+			put_patched(r, data, h->size, offsetof(struct gt_offcpu, ustack_id), dw);
+			return 0;
+		}
 		break;
 	}
 	case GT_REC_SAMPLE: {
 		const struct gt_sample *s = data;
+		int32_t dw = dwarf_take(r, s->tid, h->ts_ns, true);
 
-		note_stack(r, s->ustack_id, s->pid);
+		note_stack(r, dw >= 0 ? dw : s->ustack_id, s->pid);
 		note_stack(r, s->kstack_id, 0);
+		if (dw >= 0) {
+			put_patched(r, data, h->size, offsetof(struct gt_sample, ustack_id), dw);
+			return 0;
+		}
 		break;
 	}
+	case GT_REC_USTACK:
+		/* Becomes a STACKS entry: the snapshot itself is not kept. */
+		note_ustack(r, data, h->size);
+		return 0;
 	case GT_REC_GPU_OP:
 		count_gpu_op(r, &((const struct gt_gpu_op *)data)->rec);
 		break;
@@ -265,8 +381,11 @@ static int on_record(void *ctx, void *data, size_t size)
 		const struct gt_task *t = data;
 
 		if (t->event == GT_TASK_NEW_PROCESS || t->event == GT_TASK_EXEC) {
-			if (t->event == GT_TASK_EXEC)
+			if (t->event == GT_TASK_EXEC) {
 				syms_cache__forget(r->syms, t->pid);
+				if (r->unw)
+					unwinder__forget(r->unw, t->pid);
+			}
 			r->rescan = true;
 		}
 		break;
@@ -455,8 +574,15 @@ static void header_kv(struct recorder *r, struct capture_buf *kv, int argc, char
 	capture_buf__kv(kv, "sched_attach", "%s", r->attach_kind);
 	capture_buf__kv(kv, "sample_period_ns", "%llu", (unsigned long long)r->o->sample_period_ns);
 	capture_buf__kv(kv, "ringbuf_bytes", "%llu", (unsigned long long)r->o->ringbuf_bytes);
-	capture_buf__kv(kv, "stacks", "%s", r->o->stacks ? "fp" : "none");
-	capture_buf__kv(kv, "gpu_source", "usdt");
+	capture_buf__kv(kv, "stacks", "%s", r->o->dwarf ? "dwarf" : r->o->stacks ? "fp" : "none");
+	if (r->o->dwarf) {
+		capture_buf__kv(kv, "stack_bytes", "%u", r->o->stack_bytes);
+		capture_buf__kv(kv, "dwarf_min_ns", "%llu", (unsigned long long)r->o->dwarf_min_ns);
+		capture_buf__kv(kv, "dwarf_sample_bytes", "%u", r->o->dwarf_sample_bytes);
+	}
+	capture_buf__kv(kv, "gpu_source", "%s", r->o->gpu.source[0] ? r->o->gpu.source : "usdt");
+	if (r->o->gpu.cupti_lib)
+		capture_buf__kv(kv, "cupti_lib", "%s", r->o->gpu.cupti_lib);
 }
 
 /* Splits a kv body into the string array capture_writer__open wants. */
@@ -545,7 +671,7 @@ static int resolve_cmd(const char *cmd, char *out, size_t len)
  * Forks the command but holds it before exec until everything is attached,
  * so its first instructions are already traced.
  */
-static int launch_child(struct recorder *r, char **cmd)
+static int launch_child(struct recorder *r, char **cmd, const struct gpu_setup *gpu)
 {
 	int go[2], status[2];
 	pid_t pid;
@@ -565,6 +691,7 @@ static int launch_child(struct recorder *r, char **cmd)
 			_exit(127);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		gpu_child_env(gpu);
 		execvp(cmd[0], cmd);
 		e = errno;
 		if (write(status[1], &e, sizeof(e)) < 0)
@@ -733,6 +860,24 @@ static void emit_mappings(struct recorder *r, pid_t pid)
 	capture_buf__free(&b);
 }
 
+/* An interval still open at the end: its snapshot is still in the thread's slot. */
+static void dwarf_open_interval(struct recorder *r, struct gt_offcpu *o)
+{
+	struct gt_ustack *u = gt_xmalloc(offsetof(struct gt_ustack, data) + r->o->stack_bytes);
+	int32_t id;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.ustack_slots), &o->tid, u) &&
+	    u->off_ns == o->off_ns) {
+		id = dwarf_stack(r, o->pid, o->tid, u->regs, u->data,
+				 GT_MIN(u->stack_size, r->o->stack_bytes));
+		if (id >= 0) {
+			o->ustack_id = id;
+			r->dwarf_used++;
+		}
+	}
+	free(u);
+}
+
 /* Closes intervals still open when tracing stops, at the capture's end. */
 static void drain_open_intervals(struct recorder *r)
 {
@@ -775,6 +920,8 @@ static void drain_open_intervals(struct recorder *r)
 		o.ustack_id = si.ustack_id;
 		o.kstack_id = si.kstack_id;
 		memcpy(o.args, si.args, sizeof(o.args));
+		if (r->unw && o.off_ns && r->end_ns - o.off_ns >= r->o->dwarf_min_ns)
+			dwarf_open_interval(r, &o);
 		note_stack(r, o.ustack_id, o.pid);
 		note_stack(r, o.kstack_id, 0);
 		put_event(r, &o, sizeof(o));
@@ -830,6 +977,24 @@ static void write_counters(struct recorder *r, uint32_t type)
 			(unsigned long long)r->stats[GT_STAT_SWITCHES]);
 	capture_buf__kv(&kv, "bpf.switchin_missed", "%llu",
 			(unsigned long long)r->stats[GT_STAT_SWITCHIN_MISSED]);
+	if (r->unw) {
+		struct unwind_stats us;
+
+		unwinder__stats(r->unw, &us);
+		capture_buf__kv(&kv, "dwarf.snapshots", "%llu",
+				(unsigned long long)r->stats[GT_STAT_USTACK_SENT]);
+		capture_buf__kv(&kv, "dwarf.bytes", "%llu",
+				(unsigned long long)r->stats[GT_STAT_USTACK_BYTES]);
+		capture_buf__kv(&kv, "dwarf.dropped", "%llu",
+				(unsigned long long)r->stats[GT_STAT_USTACK_LOST]);
+		capture_buf__kv(&kv, "dwarf.no_slot", "%llu",
+				(unsigned long long)r->stats[GT_STAT_USTACK_FULL]);
+		capture_buf__kv(&kv, "dwarf.unwound", "%llu",
+				(unsigned long long)(us.snapshots - us.failed));
+		capture_buf__kv(&kv, "dwarf.failed", "%llu", (unsigned long long)us.failed);
+		capture_buf__kv(&kv, "dwarf.used", "%llu", (unsigned long long)r->dwarf_used);
+		capture_buf__kv(&kv, "dwarf.unwind_cpu_ns", "%llu", (unsigned long long)us.cpu_ns);
+	}
 	capture_buf__kv(&kv, "records", "%llu", (unsigned long long)r->events);
 	capture_buf__kv(&kv, "usdt_links", "%u", attacher__usdt_links(r->att));
 	capture_buf__kv(&kv, "uprobe_links", "%u", attacher__uprobe_links(r->att));
@@ -865,6 +1030,13 @@ static int run_loop(struct recorder *r)
 	for (;;) {
 		int err = ring_buffer__poll(r->rb, 100);
 
+		/*
+		 * Records sent without a wakeup are not announced to epoll: take
+		 * them every round too, so they are written (and dwarf snapshots
+		 * unwound, while the process lives) within ~100 ms.
+		 */
+		if (err >= 0)
+			err = ring_buffer__consume(r->rb);
 		if (err < 0 && err != -EINTR) {
 			gt_err("reading the ring buffer failed: %s", strerror(-err));
 			return err;
@@ -879,6 +1051,8 @@ static int run_loop(struct recorder *r)
 		if (r->rescan || now - r->last_rescan_ns >= RESCAN_NS) {
 			if (attacher__scan(r->att, r->pid) < 0 && !r->target_gone)
 				gt_dbg("rescan of pid %d failed", r->pid);
+			if (r->unw && !r->target_gone)
+				unwinder__prepare(r->unw, (uint32_t)r->pid);
 			r->rescan = false;
 			r->last_rescan_ns = now;
 		}
@@ -902,6 +1076,56 @@ static int run_loop(struct recorder *r)
 			return 0;
 		}
 	}
+}
+
+/* Frame-pointer audit of an fp recording starts with the traced executable. */
+static void audit_exe(struct recorder *r)
+{
+	char path[64], exe[PATH_MAX];
+	ssize_t n;
+
+	r->fpa = fp_audit__new();
+	if (r->exe) {
+		fp_audit__object(r->fpa, (uint32_t)r->pid, r->exe, true);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", r->pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		fp_audit__object(r->fpa, (uint32_t)r->pid, exe, true);
+	}
+}
+
+/* What recording cost gaptrace itself, and --stacks dwarf's share of it. */
+static void report_cpu(struct recorder *r)
+{
+	struct rusage ru;
+	double user, sys, secs = (double)(r->end_ns - r->start_ns) / 1e9;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return;
+	user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	if (r->unw) {
+		struct unwind_stats us;
+		char size[32];
+
+		unwinder__stats(r->unw, &us);
+		gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU); dwarf: "
+			"%llu snapshots (%s), %llu unwound (%.0f us each), %llu dropped, %llu "
+			"without a slot",
+			user, sys, secs > 0 ? 100.0 * (user + sys) / secs : 0.0,
+			(unsigned long long)r->stats[GT_STAT_USTACK_SENT],
+			gt_fmt_bytes(r->stats[GT_STAT_USTACK_BYTES], size, sizeof(size)),
+			(unsigned long long)(us.snapshots - us.failed),
+			us.snapshots ? (double)us.cpu_ns / 1e3 / (double)us.snapshots : 0.0,
+			(unsigned long long)r->stats[GT_STAT_USTACK_LOST],
+			(unsigned long long)r->stats[GT_STAT_USTACK_FULL]);
+		return;
+	}
+	gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU)", user, sys,
+		secs > 0 ? 100.0 * (user + sys) / secs : 0.0);
 }
 
 static void usage(FILE *f)
@@ -930,10 +1154,28 @@ static void usage(FILE *f)
 		"      --unit func:FUNC    treat each call of FUNC as a work unit\n"
 		"      --no-default-probes skip the default probes (malloc_trim, munmap, fsync,\n"
 		"                          fdatasync, CUDA alloc/free/synchronize)\n"
-		"      --no-stacks         do not record stacks\n"
+		"      --stacks fp|dwarf|none\n"
+		"                          user stacks (default fp: frame pointers, walked in\n"
+		"                          the kernel; dwarf: for binaries built without frame\n"
+		"                          pointers: registers and --stack-bytes of stack are\n"
+		"                          copied at each switch-out and unwound with DWARF CFI\n"
+		"                          by gaptrace for intervals >= --dwarf-min; none)\n"
+		"      --no-stacks         same as --stacks none\n"
+		"      --stack-bytes SIZE  stack copied per dwarf snapshot (default 8K, at most\n"
+		"                          16K); deeper frames are lost\n"
+		"      --dwarf-min DUR     unwind only off-CPU intervals this long (default 1ms)\n"
+		"      --dwarf-samples     dwarf stacks for CPU samples too (4K snapshot each)\n"
 		"      --no-follow         do not trace processes the target forks\n"
 		"      --ringbuf-size SIZE BPF ring buffer size (default 16M, power of 2)\n"
 		"      --min-gap DUR       gap threshold for the live gap count (default 1ms)\n"
+		"      --gpu auto|inject|uprobe|none\n"
+		"                          GPU activity source (default auto): inject = the\n"
+		"                          CUPTI library (launch: CUDA_INJECTION64_PATH; -p:\n"
+		"                          loaded into the running process); uprobe = libcuda\n"
+		"                          launch/sync uprobes, a host-side view; none = only\n"
+		"                          the program's own gaptrace USDT probes\n"
+		"      --cupti-lib PATH    libgaptrace-cupti.so to use (default: next to the\n"
+		"                          gaptrace binary, then /usr/local/lib/gaptrace)\n"
 		"      --attach auto|tp_btf|raw_tp\n"
 		"                          scheduler tracepoint flavour (default auto)\n"
 		"      --progress, --no-progress\n"
@@ -952,10 +1194,16 @@ enum {
 	OPT_UNIT,
 	OPT_NO_DEFAULT,
 	OPT_NO_STACKS,
+	OPT_STACKS,
+	OPT_STACK_BYTES,
+	OPT_DWARF_MIN,
+	OPT_DWARF_SAMPLES,
 	OPT_NO_FOLLOW,
 	OPT_RINGBUF,
 	OPT_MIN_GAP,
 	OPT_ATTACH,
+	OPT_GPU,
+	OPT_CUPTI_LIB,
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
 };
@@ -971,10 +1219,16 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "unit", required_argument, NULL, OPT_UNIT },
 		{ "no-default-probes", no_argument, NULL, OPT_NO_DEFAULT },
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
+		{ "stacks", required_argument, NULL, OPT_STACKS },
+		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
+		{ "dwarf-min", required_argument, NULL, OPT_DWARF_MIN },
+		{ "dwarf-samples", no_argument, NULL, OPT_DWARF_SAMPLES },
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 		{ "min-gap", required_argument, NULL, OPT_MIN_GAP },
 		{ "attach", required_argument, NULL, OPT_ATTACH },
+		{ "gpu", required_argument, NULL, OPT_GPU },
+		{ "cupti-lib", required_argument, NULL, OPT_CUPTI_LIB },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -989,6 +1243,8 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	o->ringbuf_bytes = 16 << 20;
 	o->min_gap_ns = NSEC_PER_MSEC;
 	o->stacks = true;
+	o->stack_bytes = 8192;
+	o->dwarf_min_ns = NSEC_PER_MSEC;
 	o->default_probes = true;
 	o->follow_children = true;
 	o->progress = -1;
@@ -1045,6 +1301,35 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NO_STACKS:
 			o->stacks = false;
+			o->dwarf = false;
+			break;
+		case OPT_STACKS:
+			if (strcmp(optarg, "fp") && strcmp(optarg, "dwarf") && strcmp(optarg, "none")) {
+				gt_err("bad --stacks '%s': use fp, dwarf or none", optarg);
+				return -1;
+			}
+			o->stacks = strcmp(optarg, "none") != 0;
+			o->dwarf = !strcmp(optarg, "dwarf");
+			break;
+		case OPT_STACK_BYTES: {
+			uint64_t v;
+
+			if (gt_parse_size(optarg, &v) || v < 512 || v > GT_USTACK_MAX) {
+				gt_err("bad --stack-bytes '%s': use 512 to %uK, e.g. 8K", optarg,
+				       GT_USTACK_MAX / 1024);
+				return -1;
+			}
+			o->stack_bytes = (uint32_t)v;
+			break;
+		}
+		case OPT_DWARF_MIN:
+			if (gt_parse_duration(optarg, &o->dwarf_min_ns)) {
+				gt_err("bad --dwarf-min '%s': use e.g. 1ms, 200us", optarg);
+				return -1;
+			}
+			break;
+		case OPT_DWARF_SAMPLES:
+			o->dwarf_sample_bytes = DWARF_SAMPLE_BYTES;
 			break;
 		case OPT_NO_FOLLOW:
 			o->follow_children = false;
@@ -1064,6 +1349,15 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 				gt_err("bad --min-gap '%s': use e.g. 1ms", optarg);
 				return -1;
 			}
+			break;
+		case OPT_GPU:
+			if (gpu_mode_parse(optarg, &o->gpu.mode)) {
+				gt_err("bad --gpu '%s': use auto, inject, uprobe or none", optarg);
+				return -1;
+			}
+			break;
+		case OPT_CUPTI_LIB:
+			o->cupti_lib = optarg;
 			break;
 		case OPT_ATTACH:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "tp_btf") &&
@@ -1092,6 +1386,11 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];
+	if (o->dwarf_sample_bytes && !o->dwarf) {
+		gt_err("--dwarf-samples needs --stacks dwarf");
+		return -1;
+	}
+	o->dwarf_sample_bytes = GT_MIN(o->dwarf_sample_bytes, o->stack_bytes);
 	if (!o->pid == !o->cmd) {
 		gt_err(o->pid ? "give either -p PID or -- COMMAND, not both"
 			      : "nothing to trace: give -p PID or -- COMMAND (see --help)");
@@ -1115,6 +1414,15 @@ static int setup_bpf(struct recorder *r)
 	r->skel->rodata->cfg_follow_children = o->follow_children;
 	r->skel->rodata->cfg_wakeup_bytes = o->ringbuf_bytes / 4;
 	bpf_map__set_max_entries(r->skel->maps.events, (uint32_t)o->ringbuf_bytes);
+	/* Snapshot maps sized to --stack-bytes; a token size when dwarf is off. */
+	r->skel->rodata->cfg_dwarf_bytes = o->dwarf ? o->stack_bytes : 0;
+	r->skel->rodata->cfg_dwarf_sample_bytes = o->dwarf ? o->dwarf_sample_bytes : 0;
+	r->skel->rodata->cfg_dwarf_min_ns = o->dwarf_min_ns;
+	bpf_map__set_value_size(r->skel->maps.ustack_slots,
+				offsetof(struct gt_ustack, data) + (o->dwarf ? o->stack_bytes : 8));
+	bpf_map__set_value_size(r->skel->maps.ustack_scratch,
+				offsetof(struct gt_ustack, data) + (o->dwarf ? o->stack_bytes : 8));
+	bpf_map__set_max_entries(r->skel->maps.ustack_slots, o->dwarf ? DWARF_SLOTS : 1);
 	choose_sched_attach(r);
 	err = gaptrace_bpf__load(r->skel);
 	if (err) {
@@ -1193,13 +1501,23 @@ int cmd_record(int argc, char **argv)
 	}
 	if (setup_bpf(&r))
 		goto cleanup;
+	o.gpu.cupti_lib = gpu_find_cupti_lib(o.cupti_lib);
+	if (o.cupti_lib && !o.gpu.cupti_lib) {
+		gt_err("cannot use --cupti-lib %s: %s", o.cupti_lib, strerror(errno));
+		goto cleanup;
+	}
+	/* Before the header is written: it records which GPU source was used. */
+	if (o.cmd)
+		gpu_prepare_launch(&o.gpu, &o.probes);
+	else
+		gpu_prepare_attach(&o.gpu, r.pid, &o.probes);
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	if (o.cmd) {
-		status_fd = launch_child(&r, o.cmd);
+		status_fd = launch_child(&r, o.cmd, &o.gpu);
 		if (status_fd < 0) {
 			gt_err("cannot start '%s': %s", o.cmd[0], strerror(-status_fd));
 			goto cleanup;
@@ -1213,6 +1531,10 @@ int cmd_record(int argc, char **argv)
 	}
 
 	r.syms = syms_cache__new();
+	if (o.dwarf)
+		r.unw = unwinder__new();
+	else if (o.stacks)
+		audit_exe(&r);
 	r.att = attacher__new(r.skel, &o.probes);
 	r.start_ns = gt_now_mono_ns();
 	header_kv(&r, &kv, argc, argv);
@@ -1255,9 +1577,9 @@ int cmd_record(int argc, char **argv)
 		/* Libraries appear only after exec: scan again soon. */
 		r.last_rescan_ns = r.start_ns - RESCAN_NS + 20 * NSEC_PER_MSEC;
 	}
-	gt_info("recording pid %d (%s, %u USDT, %u uprobes, %u samplers) to %s%s", r.pid,
-		r.attach_kind, attacher__usdt_links(r.att), attacher__uprobe_links(r.att),
-		attacher__sample_events(r.att), o.output,
+	gt_info("recording pid %d (%s, %u USDT, %u uprobes, %u samplers; GPU: %s) to %s%s",
+		r.pid, r.attach_kind, attacher__usdt_links(r.att), attacher__uprobe_links(r.att),
+		attacher__sample_events(r.att), o.gpu.source, o.output,
 		r.progress ? "" : "; Ctrl-C to stop");
 
 	e = run_loop(&r);
@@ -1297,6 +1619,8 @@ int cmd_record(int argc, char **argv)
 			gt_warn("'%s' was killed by signal %d", o.cmd[0],
 				WTERMSIG(r.target_status));
 	}
+	if (r.fpa)
+		fp_audit__report(r.fpa, offsetof(struct gt_ustack, data) + 8192);
 	if (r.stats[GT_STAT_RB_LOST])
 		gt_warn("%llu events were lost (ring buffer full): raise --ringbuf-size; "
 			"reports show the affected time as unknown",
@@ -1311,6 +1635,7 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)r.events, (unsigned long long)r.stats[GT_STAT_RB_LOST],
 			(r.end_ns - r.start_ns) / 1e9, o.output);
 	}
+	report_cpu(&r);
 	ret = e ? GT_EXIT_FAIL : GT_EXIT_OK;
 
 cleanup:
@@ -1326,6 +1651,8 @@ cleanup:
 	attacher__free(r.att);
 	gaptrace_bpf__destroy(r.skel);
 	syms_cache__free(r.syms);
+	unwinder__free(r.unw);
+	fp_audit__free(r.fpa);
 	if (r.pidfd >= 0)
 		close(r.pidfd);
 	capture_buf__free(&kv);

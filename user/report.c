@@ -13,6 +13,8 @@
 #include "analysis.h"
 #include "capture.h"
 #include "cmds.h"
+#include "flame.h"
+#include "html.h"
 #include "json.h"
 #include "report.h"
 #include "util.h"
@@ -215,6 +217,7 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 		}
 		free(sorted);
 	}
+	flame__print_top_stacks(f, r, 3);
 	if (r->clock.pairs) {
 		fprintf(f, "\nClock check: %llu ops matched to their launch call; launch -> GPU start "
 			   "(queueing included) min %s, p50 %s, p99 %s; %llu started before their "
@@ -244,6 +247,7 @@ static void json_cats(struct json *j, const char *key, const uint64_t *by_cat)
 
 static void report_json(FILE *f, const struct an_result *r, const struct report_opts *o)
 {
+	struct flame *stacks = flame__new(); /* reused for each gap's top_stacks */
 	struct json j;
 
 	json_init(&j, f, true);
@@ -386,9 +390,11 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 			json_obj_end(&j);
 		}
 		json_arr_end(&j);
+		flame__json_top_stacks(&j, stacks, r, g->index, 3);
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	flame__free(stacks);
 
 	json_key(&j, "threads");
 	json_arr_begin(&j);
@@ -487,6 +493,11 @@ int report__parse_unit(const char *spec, struct an_opts *an)
 		an->units = GT_UNITS_BURST;
 		return 0;
 	}
+	if (!strncmp(spec, "nvtx:", 5) && spec[5]) {
+		an->units = GT_UNITS_NVTX;
+		an->unit_glob = spec + 5;
+		return 0;
+	}
 	if (!strcmp(spec, "burst")) {
 		an->units = GT_UNITS_BURST;
 		return 0;
@@ -517,12 +528,17 @@ static void usage(FILE *f)
 		"counts as allocator time.  Each gap's categories sum to its length.\n"
 		"\n"
 		"Options:\n"
-		"  -f, --format text|json|csv  output format (default text; json follows\n"
-		"                              schema gaptrace.report/1, see docs/)\n"
+		"  -f, --format text|json|csv|html\n"
+		"                              output format (default text; json follows\n"
+		"                              schema gaptrace.report/1, see docs/; html is\n"
+		"                              one offline page: GPU timeline, tables and\n"
+		"                              the flame graph)\n"
 		"  -n, --top N                 largest gaps listed in text (default 10)\n"
 		"  -m, --min-gap DUR           shortest idle time that is a gap (default 1ms)\n"
 		"  -u, --unit SPEC             work units: usdt (gaptrace:unit_begin/end),\n"
 		"                              func:FUNC (recorded with record --unit),\n"
+		"                              nvtx:GLOB (NVTX ranges named like GLOB, from\n"
+		"                              the CUPTI library),\n"
 		"                              burst:DUR (GPU bursts split by idle >= DUR,\n"
 		"                              default 10ms; used when nothing else exists)\n"
 		"      --depth N               critical-path hops to follow (default 4)\n"
@@ -551,13 +567,14 @@ int cmd_report(int argc, char **argv)
 	char *end;
 
 	an_opts__defaults(&o.an);
+	o.an.pieces = true; /* top stacks */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:n:m:u:o:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "text") && strcmp(optarg, "json") &&
-			    strcmp(optarg, "csv")) {
-				gt_err("bad --format '%s': use text, json or csv", optarg);
+			    strcmp(optarg, "csv") && strcmp(optarg, "html")) {
+				gt_err("bad --format '%s': use text, json, csv or html", optarg);
 				return GT_EXIT_USAGE;
 			}
 			o.format = optarg;
@@ -577,7 +594,8 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'u':
 			if (report__parse_unit(optarg, &o.an)) {
-				gt_err("bad --unit '%s': use usdt, func:FUNC or burst:DUR", optarg);
+				gt_err("bad --unit '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR",
+				       optarg);
 				return GT_EXIT_USAGE;
 			}
 			break;
@@ -608,6 +626,9 @@ int cmd_report(int argc, char **argv)
 		return GT_EXIT_USAGE;
 	}
 	o.path = argv[optind];
+	/* The page embeds the flame graph, which is built from the pieces. */
+	if (!strcmp(o.format, "html"))
+		o.an.pieces = true;
 	if (report__open_analyse(o.path, &o.an, &cap, &res))
 		goto cleanup;
 	if (outpath) {
@@ -622,6 +643,8 @@ int cmd_report(int argc, char **argv)
 		report_json(out, res, &o);
 	else if (!strcmp(o.format, "csv"))
 		report_csv(out, res);
+	else if (!strcmp(o.format, "html"))
+		html__report(out, res, &o.an, o.top, cap);
 	else
 		report_text(out, res, &o);
 	if (fflush(out) || ferror(out)) {

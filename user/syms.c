@@ -1295,8 +1295,7 @@ struct sym_pick {
 	int rank; /* 0: none; 1: local; 2: non-default version; 3: default */
 };
 
-static void sym_pick__consider(struct sym_pick *p, const GElf_Sym *s, const char *name,
-			       bool hidden)
+static void sym_pick__consider(struct sym_pick *p, const GElf_Sym *s, const char *name, bool hidden)
 {
 	size_t len = strcspn(name, "@");
 	int rank;

@@ -73,6 +73,7 @@ int syms_elf_build_id(const char *path, uint8_t *buf, size_t len);
  * *addr; -ESRCH if the process is gone, -ENXIO if no such object is mapped,
  * -ENOENT if the object does not define name, -EOPNOTSUPP for an IFUNC or TLS
  * symbol (no callable address), other -errno if the object cannot be read.
+ * pid may name any thread (/proc/TID works where a zombie leader has no maps).
  */
 int syms_find_symbol(uint32_t pid, const char *module_prefix, const char *name, uint64_t *addr);
 

@@ -1,0 +1,807 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_flame.c: flame graphs from synthetic captures with known stacks and
+ * symbols — exact folded lines and weights, filters, demangled names, the
+ * SVG's well-formedness, top stacks for the report and its JSON.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analysis.h"
+#include "capture.h"
+#include "flame.h"
+#include "gaptrace.h"
+#include "json.h"
+#include "util.h"
+
+#define MS NSEC_PER_MSEC
+#define T0 (1000 * MS)
+#define PID 100
+
+#define SYS_futex 202
+#define SYS_epoll_wait 232
+
+/* ---- synthetic captures (the approach of test_analysis.c) ---- */
+
+struct synth {
+	char path[64];
+	struct capture_writer *w;
+	struct capture_buf stacks, syms, probes, maps;
+	uint64_t end;
+};
+
+static void synth_open(struct synth *s)
+{
+	char err[256];
+	const char *kv[] = { "pid=100", "comm=synth", "start_mono_ns=1000000000",
+			     "sample_period_ns=1000000", "gpu_source=usdt" };
+	int fd;
+
+	memset(s, 0, sizeof(*s));
+	strcpy(s->path, "/tmp/gt_test_flame_XXXXXX");
+	fd = mkstemp(s->path);
+	assert_true(fd >= 0);
+	close(fd);
+	s->w = capture_writer__open(s->path, kv, GT_ARRAY_SIZE(kv), err, sizeof(err));
+	assert_non_null(s->w);
+	s->end = T0 + 1000 * MS;
+}
+
+static void hdr(struct gt_hdr *h, uint16_t type, uint16_t size, uint64_t ts)
+{
+	h->type = type;
+	h->size = size;
+	h->cpu = 0;
+	h->ts_ns = ts;
+}
+
+static void thread(struct synth *s, uint32_t tid, const char *comm)
+{
+	struct gt_task t = {};
+
+	hdr(&t.hdr, GT_REC_TASK, sizeof(t), T0);
+	t.pid = PID;
+	t.tid = tid;
+	t.event = GT_TASK_SEEN;
+	strncpy(t.comm, comm, sizeof(t.comm) - 1);
+	assert_int_equal(capture_writer__event(s->w, &t, sizeof(t)), 0);
+}
+
+static void op(struct synth *s, uint32_t tid, uint64_t id, uint64_t launch, uint64_t start,
+	       uint64_t end)
+{
+	struct gt_gpu_launch l = {};
+	struct gt_gpu_op g = {};
+
+	hdr(&l.hdr, GT_REC_GPU_LAUNCH, sizeof(l), launch);
+	l.pid = PID;
+	l.tid = tid;
+	l.op_id = id;
+	assert_int_equal(capture_writer__event(s->w, &l, sizeof(l)), 0);
+	hdr(&g.hdr, GT_REC_GPU_OP, sizeof(g), end);
+	g.pid = PID;
+	g.tid = 99;
+	g.rec.start_ns = start;
+	g.rec.end_ns = end;
+	g.rec.op_id = id;
+	g.rec.kind = 1;
+	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
+}
+
+static void ev_off(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake, uint64_t on,
+		   uint32_t flags, int32_t sys, uint64_t a1, uint64_t a2, uint32_t waker,
+		   int32_t ustack, int32_t kstack)
+{
+	struct gt_offcpu o = {};
+
+	hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), on);
+	o.pid = PID;
+	o.tid = tid;
+	o.off_ns = off;
+	o.wake_ns = wake;
+	o.on_ns = on;
+	o.state = (flags & GT_OFF_PREEMPTED) ? 0 : 1;
+	o.flags = flags;
+	o.waker_pid = waker ? PID : 0;
+	o.waker_tid = waker;
+	o.syscall_nr = sys;
+	o.args[1] = a1;
+	o.args[2] = a2;
+	o.ustack_id = ustack;
+	o.kstack_id = kstack;
+	assert_int_equal(capture_writer__event(s->w, &o, sizeof(o)), 0);
+}
+
+static void ev_sample(struct synth *s, uint32_t tid, uint64_t ts, int32_t ustack)
+{
+	struct gt_sample x = {};
+
+	hdr(&x.hdr, GT_REC_SAMPLE, sizeof(x), ts);
+	x.pid = PID;
+	x.tid = tid;
+	x.syscall_nr = -1;
+	x.ustack_id = ustack;
+	x.kstack_id = -1;
+	assert_int_equal(capture_writer__event(s->w, &x, sizeof(x)), 0);
+}
+
+static void ev_call(struct synth *s, uint32_t tid, uint32_t func, uint64_t enter, uint64_t exit)
+{
+	struct gt_call c = {};
+
+	hdr(&c.hdr, GT_REC_CALL, sizeof(c), exit);
+	c.pid = PID;
+	c.tid = tid;
+	c.enter_ns = enter;
+	c.exit_ns = exit;
+	c.func_id = func;
+	assert_int_equal(capture_writer__event(s->w, &c, sizeof(c)), 0);
+}
+
+static void ev_unit(struct synth *s, uint32_t tid, uint64_t id, uint64_t ts, bool begin)
+{
+	struct gt_unit u = {};
+
+	hdr(&u.hdr, GT_REC_UNIT, sizeof(u), ts);
+	u.pid = PID;
+	u.tid = tid;
+	u.unit_id = id;
+	u.begin = begin;
+	assert_int_equal(capture_writer__event(s->w, &u, sizeof(u)), 0);
+}
+
+/*
+ * A stack of n frames given leaf first, as the recorder stores them; a NULL
+ * name is an unresolved frame inside module.
+ */
+static void stack(struct synth *s, int32_t id, bool kernel, const uint64_t *ips,
+		  const char *const *names, const char *module, uint16_t n)
+{
+	uint32_t pid = kernel ? 0 : PID;
+
+	capture_buf__stack(&s->stacks, id, pid, kernel, ips, n);
+	for (uint16_t i = 0; i < n; i++)
+		capture_buf__symbol(&s->syms, ips[i], pid, names[i] ? 4 : 0,
+				    names[i] ? names[i] : "", module);
+}
+
+struct run {
+	struct an_result *r;
+	struct capture *c;
+	char path[64];
+};
+
+/* Closes the capture, analyses it with pieces kept; the capture stays open. */
+static void synth_run(struct synth *s, struct run *out)
+{
+	struct capture_buf end = {};
+	struct an_opts o;
+	char err[256];
+
+	if (s->probes.len)
+		assert_int_equal(capture_writer__block(s->w, GT_BLK_PROBES, s->probes.data,
+						       s->probes.len), 0);
+	if (s->maps.len)
+		assert_int_equal(capture_writer__block(s->w, GT_BLK_MAPPINGS, s->maps.data,
+						       s->maps.len), 0);
+	if (s->stacks.len)
+		assert_int_equal(capture_writer__block(s->w, GT_BLK_STACKS, s->stacks.data,
+						       s->stacks.len), 0);
+	if (s->syms.len)
+		assert_int_equal(capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data,
+						       s->syms.len), 0);
+	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)s->end);
+	assert_int_equal(capture_writer__block(s->w, GT_BLK_END, end.data, end.len), 0);
+	assert_int_equal(capture_writer__close(s->w), 0);
+	capture_buf__free(&end);
+	capture_buf__free(&s->stacks);
+	capture_buf__free(&s->syms);
+	capture_buf__free(&s->probes);
+	capture_buf__free(&s->maps);
+
+	memset(out, 0, sizeof(*out));
+	strcpy(out->path, s->path);
+	out->c = capture__open(s->path, err, sizeof(err));
+	assert_non_null(out->c);
+	an_opts__defaults(&o);
+	o.pieces = true;
+	assert_int_equal(analysis__run(out->c, &o, &out->r, err, sizeof(err)), 0);
+}
+
+static void run_free(struct run *rn)
+{
+	an_result__free(rn->r);
+	capture__close(rn->c);
+	unlink(rn->path);
+}
+
+/*
+ * Two gaps with every kind of piece:
+ *
+ * gap 0 [10, 30) ms, between units 1 and 2, critical thread gpu-worker:
+ *   [10, 11) on CPU, no sample                      cpu        1 ms
+ *   [11, 19) futex lock wait (value 2), C++ stack   lock       8 ms
+ *   [19, 20) run queue after the wakeup             scheduler  1 ms
+ *   [20, 25) samples in a Rust v0 function          cpu        5 ms
+ *   (25, 29] samples in a Rust legacy function      cpu        4 ms
+ *   [29, 30) launch latency                         cuda       1 ms
+ * gap 1 [40, 60) ms, inside unit 2:
+ *   [40, 50) in malloc_trim (uprobe)                allocator 10 ms
+ *   [50, 58) epoll hand-off woken by synth-0, whose time it becomes:
+ *     [50, 52) preempted                            scheduler  2 ms
+ *     (52, 58] samples in an unresolved libfoo frame cpu       6 ms
+ *   [58, 60) on CPU, no sample                      cpu        2 ms
+ */
+static void build(struct synth *s)
+{
+	static const uint64_t lock_ips[] = { 0x401000, 0x400100 };
+	static const char *const lock_names[] = { "_ZN6prover3gpu4Pool4lockEv", "worker_main" };
+	static const uint64_t k_ips[] = { 0xffffffff81000300, 0xffffffff81000200,
+					  0xffffffff81000100, 0xffffffff81000000 };
+	static const char *const k_names[] = { "bpf_prog_6deef7357e7b4530_sched_switch",
+					       "__schedule", "futex_wait", "entry_SYSCALL_64" };
+	static const uint64_t v0_ips[] = { 0x402000, 0x400200 };
+	static const char *const v0_names[] = { "_RNvNtCs1234_6prover3msm7compute", "main" };
+	static const uint64_t leg_ips[] = { 0x403000, 0x400200 };
+	static const char *const leg_names[] = { "_ZN6prover3ntt7forward17h0123456789abcdefE",
+						 "main" };
+	static const uint64_t foo_ips[] = { 0x7f0000101234, 0x400300 };
+	static const char *const foo_names[] = { NULL, "synth_main" };
+
+	synth_open(s);
+	thread(s, 10, "gpu-worker");
+	thread(s, 11, "lock-holder");
+	thread(s, 12, "synth-0");
+	stack(s, 1, false, lock_ips, lock_names, "/usr/bin/prover", 2);
+	stack(s, 2, true, k_ips, k_names, "[kernel]", 4);
+	stack(s, 3, false, v0_ips, v0_names, "/usr/bin/prover", 2);
+	stack(s, 4, false, leg_ips, leg_names, "/usr/bin/prover", 2);
+	/* The libfoo frame is unresolved; its root is resolved. */
+	capture_buf__stack(&s->stacks, 5, PID, false, foo_ips, 2);
+	capture_buf__symbol(&s->syms, foo_ips[0], PID, 0, "", "/usr/lib/libfoo.so");
+	capture_buf__symbol(&s->syms, foo_ips[1], PID, 4, foo_names[1], "/usr/bin/prover");
+	capture_buf__mapping(&s->maps, PID, 0x7f0000100000, 0x7f0000110000, 0x2000, NULL, 0,
+			     "/usr/lib/libfoo.so");
+	capture_buf__probe(&s->probes, 0, "malloc_trim", "libc.so.6", "allocator");
+
+	ev_unit(s, 10, 1, T0 + 1 * MS, true);
+	op(s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
+	ev_unit(s, 10, 1, T0 + 10 * MS, false);
+	ev_unit(s, 10, 2, T0 + 29 * MS, true);
+	op(s, 10, 2, T0 + 29 * MS, T0 + 30 * MS, T0 + 40 * MS);
+	op(s, 10, 3, T0 + 60 * MS, T0 + 60 * MS, T0 + 70 * MS);
+	ev_unit(s, 10, 2, T0 + 71 * MS, false);
+
+	/* gap 0 */
+	ev_off(s, 10, T0 + 11 * MS, T0 + 19 * MS, T0 + 20 * MS, 0, SYS_futex, 128, 2, 11, 1, 2);
+	for (int i = 21; i <= 29; i++)
+		ev_sample(s, 10, T0 + (uint64_t)i * MS, i <= 25 ? 3 : 4);
+	/* gap 1 */
+	ev_call(s, 10, 0, T0 + 40 * MS, T0 + 50 * MS);
+	ev_off(s, 10, T0 + 50 * MS, T0 + 58 * MS, T0 + 58 * MS, 0, SYS_epoll_wait, 0, 0, 12, -1,
+	       -1);
+	ev_off(s, 12, T0 + 50 * MS, 0, T0 + 52 * MS, GT_OFF_PREEMPTED, -1, 0, 0, 0, -1, -1);
+	for (int i = 53; i <= 58; i++)
+		ev_sample(s, 12, T0 + (uint64_t)i * MS, 5);
+}
+
+static const char *const all_lines =
+	"allocator;[gpu-worker];[malloc_trim] 10000000\n"
+	"cpu;[gpu-worker];[on CPU, not sampled] 3000000\n"
+	"cpu;[gpu-worker];main;prover::msm::compute 5000000\n"
+	"cpu;[gpu-worker];main;prover::ntt::forward 4000000\n"
+	"cpu;[synth-0];synth_main;[libfoo.so+0x3234] 6000000\n"
+	"cuda;[gpu-worker];[launch latency] 1000000\n"
+	"lock;[gpu-worker];worker_main;prover::gpu::Pool::lock();entry_SYSCALL_64_[k];"
+	"futex_wait_[k];__schedule_[k] 8000000\n"
+	"scheduler;[gpu-worker];worker_main;prover::gpu::Pool::lock();entry_SYSCALL_64_[k];"
+	"futex_wait_[k];__schedule_[k];[run queue] 1000000\n"
+	"scheduler;[synth-0];[preempted] 2000000\n";
+
+/* The folded text of r under filter f (with the capture's mappings). */
+static char *folded(struct run *rn, struct flame_filter *f)
+{
+	struct flame *fl;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	assert_non_null(m);
+	f->cap = rn->c;
+	fl = flame__from_result(rn->r, f);
+	assert_non_null(fl);
+	assert_int_equal(flame__write_folded(fl, m), 0);
+	fclose(m);
+	flame__free(fl);
+	return buf;
+}
+
+static void assert_text(const char *got, const char *want)
+{
+	if (strcmp(got, want))
+		fail_msg("got:\n%s\nwant:\n%s", got, want);
+}
+
+static void test_flame_folded_exact(void **state)
+{
+	struct synth s;
+	struct run rn;
+	struct flame_filter f;
+	char *out;
+	uint64_t sum = 0;
+
+	build(&s);
+	synth_run(&s, &rn);
+	assert_int_equal(rn.r->ngaps, 2);
+	flame_filter__init(&f);
+	out = folded(&rn, &f);
+	assert_text(out, all_lines);
+	/* Weights are the attributed ns: they add up to the gaps' lengths. */
+	for (const char *p = out; (p = strchr(p, ' ')); p++)
+		if (!strchr(p + 1, ' ') || strchr(p + 1, '\n') < strchr(p + 1, ' '))
+			sum += strtoull(p + 1, NULL, 10);
+	assert_int_equal(sum, rn.r->gaps[0].duration_ns + rn.r->gaps[1].duration_ns);
+	free(out);
+	run_free(&rn);
+}
+
+static void test_flame_without_mappings(void **state)
+{
+	struct synth s;
+	struct run rn;
+	struct flame *fl;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	build(&s);
+	synth_run(&s, &rn);
+	/* No capture given: the module is known, the offset is not. */
+	fl = flame__from_result(rn.r, NULL);
+	m = open_memstream(&buf, &len);
+	assert_int_equal(flame__write_folded(fl, m), 0);
+	fclose(m);
+	assert_non_null(strstr(buf, "cpu;[synth-0];synth_main;[libfoo.so] 6000000\n"));
+	free(buf);
+	flame__free(fl);
+	run_free(&rn);
+}
+
+static void test_flame_filters(void **state)
+{
+	struct synth s;
+	struct run rn;
+	struct flame_filter f;
+	char *out;
+
+	build(&s);
+	synth_run(&s, &rn);
+	assert_int_equal(rn.r->gaps[0].kind, GT_GAP_INTER);
+	assert_int_equal(rn.r->gaps[1].kind, GT_GAP_INTRA);
+
+	flame_filter__init(&f);
+	f.cat = GT_CAT_LOCK;
+	out = folded(&rn, &f);
+	assert_text(out, "lock;[gpu-worker];worker_main;prover::gpu::Pool::lock();"
+			 "entry_SYSCALL_64_[k];futex_wait_[k];__schedule_[k] 8000000\n");
+	free(out);
+
+	flame_filter__init(&f);
+	f.kind = GT_GAP_INTRA;
+	out = folded(&rn, &f);
+	assert_text(out, "allocator;[gpu-worker];[malloc_trim] 10000000\n"
+			 "cpu;[gpu-worker];[on CPU, not sampled] 2000000\n"
+			 "cpu;[synth-0];synth_main;[libfoo.so+0x3234] 6000000\n"
+			 "scheduler;[synth-0];[preempted] 2000000\n");
+	free(out);
+
+	/* Unit 1 touches gap 0 only (it ends the unit); unit 2 touches both. */
+	flame_filter__init(&f);
+	f.unit = 1;
+	f.cat = GT_CAT_CPU;
+	out = folded(&rn, &f);
+	assert_text(out, "cpu;[gpu-worker];[on CPU, not sampled] 1000000\n"
+			 "cpu;[gpu-worker];main;prover::msm::compute 5000000\n"
+			 "cpu;[gpu-worker];main;prover::ntt::forward 4000000\n");
+	free(out);
+	flame_filter__init(&f);
+	f.unit = 2;
+	out = folded(&rn, &f);
+	assert_text(out, all_lines);
+	free(out);
+
+	flame_filter__init(&f);
+	f.gap = 1;
+	f.cat = GT_CAT_SCHED;
+	out = folded(&rn, &f);
+	assert_text(out, "scheduler;[synth-0];[preempted] 2000000\n");
+	free(out);
+
+	flame_filter__init(&f);
+	f.device = 1;
+	out = folded(&rn, &f);
+	assert_text(out, "");
+	free(out);
+	flame_filter__init(&f);
+	f.unit = 7;
+	out = folded(&rn, &f);
+	assert_text(out, "");
+	free(out);
+	run_free(&rn);
+}
+
+/* Per-gap trees in a loop through one scratch tree add up to the whole. */
+static void test_flame_per_gap_reuse(void **state)
+{
+	struct synth s;
+	struct run rn;
+	struct flame *fl = flame__new();
+	struct flame_filter f;
+	uint64_t sum = 0;
+
+	build(&s);
+	synth_run(&s, &rn);
+	for (int pass = 0; pass < 2; pass++) {
+		sum = 0;
+		for (size_t g = 0; g < rn.r->ngaps; g++) {
+			flame_filter__init(&f);
+			f.gap = (int64_t)g;
+			flame__clear(fl);
+			assert_int_equal(flame__add_result(fl, rn.r, &f, FLAME_AFTER), 0);
+			assert_int_equal(flame__total(fl, FLAME_AFTER), rn.r->gaps[g].duration_ns);
+			sum += flame__total(fl, FLAME_AFTER);
+		}
+	}
+	assert_int_equal(sum, 40 * MS);
+	flame__free(fl);
+	run_free(&rn);
+}
+
+/* ---- SVG ---- */
+
+/*
+ * A tiny XML check: every tag closes in order, attributes are quoted,
+ * comments/CDATA/prolog skipped, and no raw '<' or '&' in text.
+ */
+static void assert_well_formed(const char *x)
+{
+	const char *stack[64];
+	size_t lens[64], depth = 0;
+	const char *p = x;
+
+	while (*p) {
+		if (*p == '&') {
+			const char *semi = strchr(p, ';');
+
+			assert_non_null(semi);
+			assert_true(semi - p <= 8);
+			p = semi + 1;
+			continue;
+		}
+		if (*p != '<') {
+			p++;
+			continue;
+		}
+		if (!strncmp(p, "<?", 2)) {
+			p = strstr(p, "?>");
+			assert_non_null(p);
+			p += 2;
+		} else if (!strncmp(p, "<![CDATA[", 9)) {
+			p = strstr(p, "]]>");
+			assert_non_null(p);
+			p += 3;
+		} else if (!strncmp(p, "<!--", 4)) {
+			p = strstr(p, "-->");
+			assert_non_null(p);
+			p += 3;
+		} else if (p[1] == '/') {
+			const char *e = strchr(p, '>');
+
+			assert_non_null(e);
+			assert_true(depth > 0);
+			depth--;
+			if ((size_t)(e - p - 2) != lens[depth] || strncmp(p + 2, stack[depth], lens[depth]))
+				fail_msg("</%.*s> closes <%.*s>", (int)(e - p - 2), p + 2,
+					 (int)lens[depth], stack[depth]);
+			p = e + 1;
+		} else {
+			const char *name = p + 1, *q = name;
+			char quote = 0;
+
+			while (*q && *q != ' ' && *q != '>' && *q != '/')
+				q++;
+			/* Walk to the tag's end, honouring quoted attribute values. */
+			for (; *q && (quote || *q != '>'); q++) {
+				if (quote && *q == quote)
+					quote = 0;
+				else if (!quote && (*q == '"' || *q == '\''))
+					quote = *q;
+				else if (quote && *q == '<')
+					fail_msg("raw '<' in an attribute");
+			}
+			assert_int_equal(*q, '>');
+			if (q[-1] != '/') {
+				assert_true(depth < 64);
+				stack[depth] = name;
+				lens[depth] = (size_t)(strcspn(name, " />"));
+				depth++;
+			}
+			p = q + 1;
+		}
+	}
+	assert_int_equal(depth, 0);
+}
+
+static char *svg_of(const struct flame *fl, const struct flame_svg_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	assert_non_null(m);
+	assert_int_equal(flame__write_svg(fl, m, o), 0);
+	fclose(m);
+	return buf;
+}
+
+static void test_flame_svg_well_formed(void **state)
+{
+	struct synth s;
+	struct run rn;
+	struct flame_filter f;
+	struct flame *fl;
+	struct flame_svg_opts o = { .subtitle = "synthetic <test> & more" };
+	char *svg;
+
+	build(&s);
+	synth_run(&s, &rn);
+	flame_filter__init(&f);
+	f.cap = rn.c;
+	fl = flame__from_result(rn.r, &f);
+	/* A name that needs escaping. */
+	flame__add_stack(fl,
+			 (const char *const[]){ "cpu", "[t]",
+						"<alloc::vec::Vec<u8> as core::ops::drop::Drop>::drop" },
+			 3, -1, 1 * MS, FLAME_AFTER);
+	svg = svg_of(fl, &o);
+	assert_true(!strncmp(svg, "<?xml version=\"1.0\"", 19));
+	assert_well_formed(svg);
+	/* Totals, demangled names, categories in their colours, the viewer. */
+	assert_non_null(strstr(svg, "data-total=\"41000000\""));
+	assert_non_null(strstr(svg, "total: 41.00 ms"));
+	assert_non_null(strstr(svg, "<title>prover::gpu::Pool::lock()</title>"));
+	assert_non_null(strstr(svg, "<title>prover::msm::compute</title>"));
+	assert_non_null(strstr(svg, "<title>prover::ntt::forward</title>"));
+	assert_non_null(strstr(svg, "<title>[libfoo.so+0x3234]</title>"));
+	assert_non_null(strstr(svg, "&lt;alloc::vec::Vec&lt;u8&gt; as core::ops::drop::Drop&gt;::drop"));
+	assert_null(strstr(svg, "<alloc::"));
+	assert_non_null(strstr(svg, "synthetic &lt;test&gt; &amp; more"));
+	assert_non_null(strstr(svg, gt_cat_color[GT_CAT_LOCK]));
+	assert_non_null(strstr(svg, "class=\"gtf-search\""));
+	assert_non_null(strstr(svg, "<script"));
+	/* Self-contained: nothing is fetched. */
+	assert_null(strstr(svg, "href="));
+	assert_null(strstr(svg, "http://www.w3.org/1999/xlink"));
+	assert_null(strstr(svg, "bpf_prog_"));
+	free(svg);
+
+	o.embed = true;
+	svg = svg_of(fl, &o);
+	assert_true(!strncmp(svg, "<svg ", 5));
+	assert_well_formed(svg);
+	free(svg);
+	flame__free(fl);
+	run_free(&rn);
+}
+
+static void test_flame_svg_empty_and_tiny(void **state)
+{
+	struct flame *fl = flame__new();
+	char *svg = svg_of(fl, NULL);
+
+	assert_well_formed(svg);
+	assert_non_null(strstr(svg, "nothing to draw"));
+	free(svg);
+	/* A frame far below min_width_px is left out and counted. */
+	flame__add_stack(fl, (const char *const[]){ "cpu", "[a]", "big" }, 3, -1, 1000000000,
+			 FLAME_AFTER);
+	flame__add_stack(fl, (const char *const[]){ "cpu", "[a]", "tiny" }, 3, -1, 1,
+			 FLAME_AFTER);
+	svg = svg_of(fl, NULL);
+	assert_well_formed(svg);
+	assert_non_null(strstr(svg, "<title>big</title>"));
+	assert_null(strstr(svg, "<title>tiny</title>"));
+	assert_non_null(strstr(svg, "1 frames narrower than 0.1 px left out"));
+	free(svg);
+	flame__free(fl);
+}
+
+static void test_flame_svg_differential(void **state)
+{
+	struct flame *fl = flame__new();
+	struct flame_svg_opts o = { .differential = true };
+	char *svg, *g;
+
+	flame__add_stack(fl, (const char *const[]){ "lock", "[w]", "grew" }, 3, -1, 1 * MS,
+			 FLAME_BEFORE);
+	flame__add_stack(fl, (const char *const[]){ "lock", "[w]", "grew" }, 3, -1, 4 * MS,
+			 FLAME_AFTER);
+	flame__add_stack(fl, (const char *const[]){ "lock", "[w]", "shrank" }, 3, -1, 4 * MS,
+			 FLAME_BEFORE);
+	flame__add_stack(fl, (const char *const[]){ "lock", "[w]", "shrank" }, 3, -1, 2 * MS,
+			 FLAME_AFTER);
+	assert_int_equal(flame__total(fl, FLAME_BEFORE), 5 * MS);
+	assert_int_equal(flame__total(fl, FLAME_AFTER), 6 * MS);
+	svg = svg_of(fl, &o);
+	assert_well_formed(svg);
+	assert_non_null(strstr(svg, "data-diff=\"1\""));
+	assert_non_null(strstr(svg, "total: before 5.00 ms, after 6.00 ms"));
+	/* grew: +300% of max -> strong red; shrank: -50% -> half-strength blue. */
+	g = strstr(svg, "data-a=\"4000000\" data-b=\"1000000\"><title>grew</title>");
+	assert_non_null(g);
+	assert_non_null(strstr(g, "fill=\"rgb(255,59,59)\""));
+	g = strstr(svg, "data-a=\"2000000\" data-b=\"4000000\"><title>shrank</title>");
+	assert_non_null(g);
+	assert_non_null(strstr(g, "fill=\"rgb(118,118,255)\""));
+	free(svg);
+
+	/* Both weights per line for difffolded-style tools. */
+	{
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+
+		assert_int_equal(flame__write_folded_diff(fl, m), 0);
+		fclose(m);
+		assert_text(buf, "lock;[w];grew 1000000 4000000\nlock;[w];shrank 4000000 2000000\n");
+		free(buf);
+	}
+	flame__free(fl);
+}
+
+static void test_flame_sanitizes_names(void **state)
+{
+	struct flame *fl = flame__new();
+	char big[2000], *buf = NULL, *line;
+	size_t len = 0;
+	FILE *m;
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	flame__add_stack(fl,
+			 (const char *const[]){ "cpu", "[a;b]", "ctl\x01\x7f\x9b;x", "bad\xff\xc3)",
+						big },
+			 5, -1, 7, FLAME_AFTER);
+	m = open_memstream(&buf, &len);
+	assert_int_equal(flame__write_folded(fl, m), 0);
+	fclose(m);
+	/* ';' would split a frame; control and invalid bytes would break viewers. */
+	assert_true(!strncmp(buf, "cpu;[a:b];ctl???:x;bad?" "?);xxx", 29));
+	line = strstr(buf, "\xe2\x80\xa6 7\n");
+	assert_non_null(line);
+	assert_true(line - buf < 29 + FLAME_MAX_NAME);
+	free(buf);
+	flame__free(fl);
+}
+
+/* ---- top stacks ---- */
+
+struct collected {
+	char text[8][256];
+	size_t n;
+};
+
+static void collect_cb(const struct flame_stack *s, void *ctx)
+{
+	struct collected *c = ctx;
+	const char *sum[4];
+	size_t n = flame_stack__summary(s, sum, 4), o;
+	char thr[32];
+
+	o = (size_t)snprintf(c->text[c->n], sizeof(c->text[0]), "%s %llu %s:", s->frames[0],
+			     (unsigned long long)s->ns,
+			     flame_stack__thread(s, thr, sizeof(thr)) ?: "-");
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(c->text[c->n] + o, sizeof(c->text[0]) - o, " %s", sum[i]);
+	c->n++;
+}
+
+static void test_flame_top_stacks(void **state)
+{
+	struct synth s;
+	struct run rn;
+	struct flame *fl;
+	struct collected c = {};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	build(&s);
+	synth_run(&s, &rn);
+	fl = flame__from_result(rn.r, NULL);
+	assert_int_equal(flame__top_stacks(fl, -1, 4, collect_cb, &c), 4);
+	assert_string_equal(c.text[0], "allocator 10000000 gpu-worker: [malloc_trim]");
+	assert_string_equal(c.text[1], "lock 8000000 gpu-worker: prover::gpu::Pool::lock() worker_main");
+	assert_string_equal(c.text[2], "cpu 6000000 synth-0: synth_main");
+	assert_string_equal(c.text[3], "cpu 5000000 gpu-worker: prover::msm::compute main");
+	c.n = 0;
+	assert_int_equal(flame__top_stacks(fl, GT_CAT_SCHED, 9, collect_cb, &c), 2);
+	assert_string_equal(c.text[0], "scheduler 2000000 synth-0: [preempted]");
+	assert_string_equal(c.text[1], "scheduler 1000000 gpu-worker: [run queue] "
+				       "prover::gpu::Pool::lock() worker_main");
+	flame__free(fl);
+
+	/* The report's text section. */
+	m = open_memstream(&buf, &len);
+	flame__print_top_stacks(m, rn.r, 3);
+	fclose(m);
+	assert_non_null(strstr(buf, "Top stacks by category"));
+	assert_non_null(strstr(buf, "  lock 8.00 ms\n"
+				    "       8.00 ms 100.0%  gpu-worker: prover::gpu::Pool::lock() "
+				    "\xe2\x86\x90 worker_main\n"));
+	assert_non_null(strstr(buf, "  cpu 18.00 ms\n"
+				    "       6.00 ms  33.3%  synth-0: synth_main\n"
+				    "       5.00 ms  27.8%  gpu-worker: prover::msm::compute "
+				    "\xe2\x86\x90 main\n"
+				    "       4.00 ms  22.2%  gpu-worker: prover::ntt::forward "
+				    "\xe2\x86\x90 main\n"));
+	free(buf);
+	run_free(&rn);
+}
+
+static void test_flame_json_top_stacks(void **state)
+{
+	struct synth s;
+	struct run rn;
+	struct flame *scratch = flame__new();
+	struct json j;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	build(&s);
+	synth_run(&s, &rn);
+	m = open_memstream(&buf, &len);
+	json_init(&j, m, false);
+	json_obj_begin(&j);
+	flame__json_top_stacks(&j, scratch, rn.r, 0, 2);
+	flame__json_top_stacks(&j, scratch, rn.r, 1, 1);
+	json_obj_end(&j);
+	fclose(m);
+	assert_non_null(strstr(buf, "\"top_stacks\":[{\"category\":\"lock\",\"ns\":8000000,"
+				    "\"thread_name\":\"gpu-worker\",\"frames\":[\"__schedule_[k]\","
+				    "\"futex_wait_[k]\",\"entry_SYSCALL_64_[k]\","
+				    "\"prover::gpu::Pool::lock()\",\"worker_main\"]},"
+				    "{\"category\":\"cpu\",\"ns\":5000000,"));
+	assert_non_null(strstr(buf, "\"top_stacks\":[{\"category\":\"allocator\",\"ns\":10000000,"
+				    "\"thread_name\":\"gpu-worker\",\"frames\":[\"[malloc_trim]\"]}]"));
+	free(buf);
+	flame__free(scratch);
+	run_free(&rn);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flame_folded_exact),
+		cmocka_unit_test(test_flame_without_mappings),
+		cmocka_unit_test(test_flame_filters),
+		cmocka_unit_test(test_flame_per_gap_reuse),
+		cmocka_unit_test(test_flame_svg_well_formed),
+		cmocka_unit_test(test_flame_svg_empty_and_tiny),
+		cmocka_unit_test(test_flame_svg_differential),
+		cmocka_unit_test(test_flame_sanitizes_names),
+		cmocka_unit_test(test_flame_top_stacks),
+		cmocka_unit_test(test_flame_json_top_stacks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

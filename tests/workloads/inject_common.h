@@ -1,0 +1,1318 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * inject_common.h: the prover-shaped skeleton and the measured gap injections
+ * shared by the ground-truth workloads (prover_sim.c, tests/gpu/prover_gpu.cu).
+ *
+ * Everything here is static and compiles as C (gnu11) and as C++ (nvcc): the
+ * options, the synthesis threads and their channel, the helper threads that
+ * set up each injection (lock-holder, heap-prep, hog), the injections
+ * themselves with their CLOCK_MONOTONIC windows and run_delay bracketing, and
+ * the ground-truth JSON (schema gaptrace.truth/1).  A workload supplies its
+ * GPU and its gpu-worker loop, and calls:
+ *
+ *   inj_defaults(prog, io_path)     before parsing options
+ *   inj_finish_options()            after them (allocator round sizes)
+ *   inj_setup() / inj_start_helpers() / inj_stop_helpers()
+ *   inj_worker_begin()              first thing on the gpu-worker thread
+ *   holder_request(), prep_open_gate() while the GPU runs a unit
+ *   inject_gap(u)                   in the gap after unit u
+ *   write_truth(), print_verbose(), inj_report_warnings() at the end
+ */
+#ifndef INJECT_COMMON_H
+#define INJECT_COMMON_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <malloc.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gaptrace-usdt.h"
+
+/* Every workload uses only part of this header. */
+#define INJ_STATIC static __attribute__((unused))
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+#define NSEC_PER_USEC 1000ULL
+#define NSEC_PER_MSEC 1000000ULL
+#define NSEC_PER_SEC  1000000000ULL
+
+#define CHAN_CAP       3
+#define SYNTH_SLEEP_NS (3 * NSEC_PER_MSEC)
+#define SYNTH_CPU_NS   (200 * NSEC_PER_USEC)
+#define POSTPROC_NS    (100 * NSEC_PER_USEC)
+#define IO_CHUNK       (256 * 1024)
+#define IO_WRAP	       (64ULL << 20) /* keeps --io-file bounded however long the run */
+#define TRIM_BLOCK     (64 * 1024)   /* below glibc's mmap threshold: lands in the heap */
+#define PREP_CHUNK     (256 * 1024)  /* heap-prep re-checks its deadline this often */
+#define PREP_MARGIN_NS (2 * NSEC_PER_MSEC)
+#define MAX_PER_GAP    6
+
+/*
+ * Costs measured on the 2-core development VM, used only to size the allocator
+ * rounds by default: ms per MiB of round for the timed call and for heap-prep's
+ * setup of it (trim: refaulting the half that the last trim released; munmap:
+ * populating the whole mapping).  Faults on memory the VM never touched cost
+ * several times more, so the first round is built before unit 0.
+ */
+#define TRIM_MS_PER_MB	      0.094
+#define TRIM_PREP_MS_PER_MB   0.23
+#define MUNMAP_MS_PER_MB      0.107
+#define MUNMAP_PREP_MS_PER_MB 0.45
+#define PREP_SHARE	      0.6 /* of the GPU time, the rest is slack for a slow round */
+
+enum scenario {
+	SC_NONE,
+	SC_LOCK,
+	SC_TRIM,
+	SC_MUNMAP,
+	SC_SCHED,
+	SC_SLEEP,
+	SC_CPU,
+	SC_IO,
+	SC_MIXED,
+	SC_COUNT,
+};
+
+INJ_STATIC const char *const scenario_names[SC_COUNT] = {
+    "none", "lock", "trim", "munmap", "sched", "sleep", "cpu", "io", "mixed",
+};
+
+enum inj_kind {
+	INJ_LOCK,
+	INJ_TRIM,
+	INJ_MUNMAP,
+	INJ_SCHED,
+	INJ_SLEEP,
+	INJ_CPU,
+	INJ_IO,
+};
+
+INJ_STATIC const char *const inj_names[] = {"lock",  "trim", "munmap", "sched",
+					    "sleep", "cpu",  "io"};
+INJ_STATIC const char *const inj_categories[] = {
+    "lock", "allocator", "allocator", "scheduler", "sleep", "cpu", "io",
+};
+
+struct inj_opts {
+	enum scenario scenario;
+	unsigned int units;
+	unsigned int kernels;
+	uint64_t kernel_ns;
+	uint64_t inject_ns;
+	unsigned int trim_mb;	/* 0 = auto */
+	unsigned int munmap_mb; /* 0 = auto */
+	const char *truth_path;
+	const char *io_path;
+	bool batch;
+	unsigned int synth;
+	unsigned long long seed;
+	bool quiet;
+	bool verbose;
+};
+
+INJ_STATIC struct inj_opts opt;
+INJ_STATIC const char *inj_prog = "workload"; /* prefix of every message */
+
+struct injection {
+	unsigned int gap;
+	enum inj_kind kind;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t amount_ns;
+	uint64_t run_delay_ns;
+	uint64_t target_ns; /* what was asked for (0 for the allocator ones) */
+	uint64_t bytes;	    /* trim and munmap: the round's size */
+};
+
+struct skipped {
+	unsigned int gap;
+	enum inj_kind kind;
+};
+
+struct unit_log {
+	uint64_t first_start_ns;
+	uint64_t last_end_ns;
+};
+
+/* Written by the worker only; read by main after the worker is joined. */
+INJ_STATIC struct injection *injections;
+INJ_STATIC unsigned int n_injections;
+INJ_STATIC struct skipped *skips;
+INJ_STATIC unsigned int n_skips;
+INJ_STATIC unsigned int chan_waits; /* pops that found the channel empty, after unit 0 */
+/* GPU time of each unit, written by whoever knows it; read after the run. */
+INJ_STATIC struct unit_log *units_log;
+
+INJ_STATIC bool fifo_granted;
+INJ_STATIC int last_cpu = -1;
+INJ_STATIC pid_t worker_tid, holder_tid, prep_tid, hog_tid;
+INJ_STATIC pid_t synth_tids[64];
+INJ_STATIC unsigned int trim_round_mb, munmap_round_mb;
+
+INJ_STATIC uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+INJ_STATIC uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+INJ_STATIC void sleep_until(uint64_t t)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)(t / NSEC_PER_SEC);
+	ts.tv_nsec = (long)(t % NSEC_PER_SEC);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* Busy wait on the wall clock: CPU work that makes no syscall (vDSO clock). */
+INJ_STATIC void spin_for(uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+
+	while (now_ns() < end)
+		__asm__ __volatile__("" ::: "memory");
+}
+
+INJ_STATIC __attribute__((noreturn)) void die(const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", inj_prog, what, strerror(errno));
+	exit(1);
+}
+
+INJ_STATIC void must(int err, const char *what)
+{
+	if (err) {
+		errno = err;
+		die(what);
+	}
+}
+
+INJ_STATIC void name_self(const char *name, pid_t *tid)
+{
+	pthread_setname_np(pthread_self(), name);
+	if (tid)
+		*tid = gettid();
+}
+
+/* Per-gap scale so that consecutive gaps differ but runs repeat exactly. */
+INJ_STATIC uint64_t gap_target(unsigned int gap)
+{
+	static const unsigned int pct[3] = {75, 100, 125};
+
+	return opt.inject_ns * pct[(gap + opt.seed) % 3] / 100;
+}
+
+INJ_STATIC uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+INJ_STATIC bool uses_lock(void)
+{
+	return opt.scenario == SC_LOCK || opt.scenario == SC_MIXED;
+}
+
+INJ_STATIC bool uses_prep(void)
+{
+	return opt.scenario == SC_TRIM || opt.scenario == SC_MUNMAP || opt.scenario == SC_MIXED;
+}
+
+INJ_STATIC bool uses_hog(void)
+{
+	return opt.scenario == SC_SCHED || opt.scenario == SC_MIXED;
+}
+
+/* ---- run-queue delay of the worker ---- */
+
+INJ_STATIC int schedstat_fd = -1;
+
+/*
+ * Second field of /proc/thread-self/schedstat: ns this thread spent runnable
+ * but not running.  The kernel folds a wait in when the thread gets the CPU
+ * back, so a read by the running thread covers every wait before it.
+ */
+INJ_STATIC uint64_t run_delay(void)
+{
+	char buf[128];
+	unsigned long long run, delay;
+	ssize_t n;
+
+	if (schedstat_fd < 0)
+		return 0;
+	n = pread(schedstat_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &run, &delay) != 2)
+		return 0;
+	return delay;
+}
+
+INJ_STATIC void record(unsigned int gap, enum inj_kind kind, uint64_t start, uint64_t end,
+		       uint64_t rd0, uint64_t rd1, uint64_t target, uint64_t bytes)
+{
+	struct injection *in = &injections[n_injections++];
+	uint64_t win = end - start, rd = rd1 - rd0;
+
+	in->gap = gap;
+	in->kind = kind;
+	in->start_ns = start;
+	in->end_ns = end;
+	in->run_delay_ns = rd;
+	in->target_ns = target;
+	in->bytes = bytes;
+	if (kind == INJ_SCHED)
+		in->amount_ns = rd;
+	else
+		in->amount_ns = win > rd ? win - rd : 0;
+}
+
+/* ---- channel: synth-N -> gpu-worker ---- */
+
+INJ_STATIC struct {
+	pthread_mutex_t mu;
+	pthread_cond_t not_empty;
+	pthread_cond_t not_full;
+	unsigned int buf[CHAN_CAP];
+	unsigned int head;
+	unsigned int count;
+	bool stop; /* a run that ends early (--duration-s) releases its producers */
+} chan;
+
+INJ_STATIC unsigned int next_partition; /* __atomic */
+
+INJ_STATIC void chan_push(unsigned int v)
+{
+	pthread_mutex_lock(&chan.mu);
+	while (chan.count == CHAN_CAP && !chan.stop)
+		pthread_cond_wait(&chan.not_full, &chan.mu);
+	if (!chan.stop) {
+		chan.buf[(chan.head + chan.count) % CHAN_CAP] = v;
+		chan.count++;
+		pthread_cond_signal(&chan.not_empty);
+	}
+	pthread_mutex_unlock(&chan.mu);
+}
+
+INJ_STATIC unsigned int chan_pop(bool *waited)
+{
+	unsigned int v;
+
+	pthread_mutex_lock(&chan.mu);
+	*waited = chan.count == 0;
+	while (chan.count == 0)
+		pthread_cond_wait(&chan.not_empty, &chan.mu);
+	v = chan.buf[chan.head];
+	chan.head = (chan.head + 1) % CHAN_CAP;
+	chan.count--;
+	pthread_cond_signal(&chan.not_full);
+	pthread_mutex_unlock(&chan.mu);
+	return v;
+}
+
+INJ_STATIC void chan_close(void)
+{
+	pthread_mutex_lock(&chan.mu);
+	chan.stop = true;
+	pthread_cond_broadcast(&chan.not_full);
+	pthread_mutex_unlock(&chan.mu);
+}
+
+INJ_STATIC void *synth_main(void *arg)
+{
+	unsigned int id = (unsigned int)(uintptr_t)arg;
+	uint64_t unit_ns = opt.kernels * opt.kernel_ns;
+	uint64_t nap = unit_ns / 4 < SYNTH_SLEEP_NS ? unit_ns / 4 : SYNTH_SLEEP_NS;
+	char name[16];
+
+	snprintf(name, sizeof(name), "synth-%u", id);
+	name_self(name, &synth_tids[id]);
+	for (;;) {
+		unsigned int p = __atomic_fetch_add(&next_partition, 1, __ATOMIC_SEQ_CST);
+
+		if (p >= opt.units)
+			break;
+		/*
+		 * Mostly sleeping, and a token takes at most a quarter of a unit:
+		 * the channel stays full and the worker never waits on it.  The
+		 * CPU cost is per token (the channel bounds the production), so
+		 * the 2-core machine's CPUs stay with the worker either way.
+		 */
+		sleep_until(now_ns() + nap + mix64(opt.seed ^ p) % (nap / 3 + 1));
+		spin_for(SYNTH_CPU_NS);
+		chan_push(p);
+		if (__atomic_load_n(&chan.stop, __ATOMIC_SEQ_CST))
+			break;
+	}
+	return NULL;
+}
+
+/* ---- lock-holder ---- */
+
+INJ_STATIC pthread_mutex_t contended; /* plain: no spinning */
+
+INJ_STATIC struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t req_seq;
+	uint64_t release_ns; /* 0: not known yet, holder_set_release() will tell */
+	uint64_t acquired_seq;
+	bool stop;
+} holder;
+
+INJ_STATIC void *holder_main(void *arg)
+{
+	uint64_t seen = 0;
+
+	(void)arg;
+	name_self("lock-holder", &holder_tid);
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* release on time, not 50 us late */
+	for (;;) {
+		uint64_t release;
+
+		pthread_mutex_lock(&holder.mu);
+		while (holder.req_seq == seen && !holder.stop)
+			pthread_cond_wait(&holder.cv, &holder.mu);
+		if (holder.stop) {
+			pthread_mutex_unlock(&holder.mu);
+			break;
+		}
+		seen = holder.req_seq;
+		release = holder.release_ns;
+		pthread_mutex_unlock(&holder.mu);
+
+		pthread_mutex_lock(&contended);
+		pthread_mutex_lock(&holder.mu);
+		holder.acquired_seq = seen;
+		pthread_cond_broadcast(&holder.cv);
+		/* A real GPU's end is known only when it comes: wait to be told. */
+		while (!release && !holder.stop && holder.req_seq == seen) {
+			pthread_cond_wait(&holder.cv, &holder.mu);
+			release = holder.release_ns;
+		}
+		pthread_mutex_unlock(&holder.mu);
+		if (release)
+			sleep_until(release);
+		pthread_mutex_unlock(&contended);
+	}
+	return NULL;
+}
+
+/*
+ * Called at launch: the holder takes the mutex while the GPU runs and lets it
+ * go at release_ns, or (release_ns 0) at the time holder_set_release() gives.
+ */
+INJ_STATIC void holder_request(uint64_t release_ns)
+{
+	pthread_mutex_lock(&holder.mu);
+	holder.release_ns = release_ns;
+	holder.req_seq++;
+	pthread_cond_broadcast(&holder.cv);
+	pthread_mutex_unlock(&holder.mu);
+}
+
+INJ_STATIC void holder_set_release(uint64_t release_ns)
+{
+	pthread_mutex_lock(&holder.mu);
+	holder.release_ns = release_ns ? release_ns : 1;
+	pthread_cond_broadcast(&holder.cv);
+	pthread_mutex_unlock(&holder.mu);
+}
+
+INJ_STATIC void inject_lock(unsigned int gap, uint64_t target)
+{
+	uint64_t rd0, rd1, start, end;
+
+	/* The holder had the whole unit to take it; make sure, outside the window. */
+	pthread_mutex_lock(&holder.mu);
+	while (holder.acquired_seq != holder.req_seq)
+		pthread_cond_wait(&holder.cv, &holder.mu);
+	pthread_mutex_unlock(&holder.mu);
+
+	rd0 = run_delay();
+	start = now_ns();
+	pthread_mutex_lock(&contended);
+	end = now_ns();
+	rd1 = run_delay();
+	pthread_mutex_unlock(&contended);
+	record(gap, INJ_LOCK, start, end, rd0, rd1, target, 0);
+}
+
+/* ---- heap-prep ---- */
+
+enum prep_state {
+	PREP_BUSY,  /* building a round (or waiting for GPU time to do so) */
+	PREP_READY, /* a round waits for its gap; heap-prep is idle */
+};
+
+struct prep_log {
+	enum inj_kind kind;
+	uint64_t cpu_ns;  /* heap-prep's work on the round */
+	uint64_t wall_ns; /* start to ready, waits for GPU time included */
+};
+
+INJ_STATIC struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	enum prep_state state;
+	enum inj_kind kind; /* of the ready round, or of the one being built */
+	char *region;	    /* munmap round */
+	size_t region_len;
+	size_t round_bytes;
+	uint64_t gate_until; /* heap-prep may work while now < this; __atomic */
+	uint64_t gate_seq;
+	bool stop;
+	/* statistics, read after join */
+	unsigned int rounds;
+	unsigned int overruns; /* chunks that ended after the GPU went idle */
+	uint64_t overrun_max_ns;
+	uint64_t chunk_gate;  /* gate_until of the chunk in progress, 0 = none */
+	struct prep_log *log; /* one per round, opt.units + 1 */
+} prep;
+
+INJ_STATIC void prep_chunk_done(void)
+{
+	uint64_t idle_at = prep.chunk_gate + PREP_MARGIN_NS, t = now_ns();
+
+	/* Counted so that a slow machine shows up, not silently as noise. */
+	if (prep.chunk_gate && t > idle_at) {
+		prep.overruns++;
+		if (t - idle_at > prep.overrun_max_ns)
+			prep.overrun_max_ns = t - idle_at;
+	}
+	prep.chunk_gate = 0;
+}
+
+/*
+ * Waits until heap-prep may run: only while the GPU is busy, so that its page
+ * faults, malloc/free and arena lock never overlap a gap.  Returns false when
+ * told to stop.
+ */
+INJ_STATIC bool prep_gate(uint64_t *seen)
+{
+	prep_chunk_done();
+	for (;;) {
+		uint64_t until = __atomic_load_n(&prep.gate_until, __ATOMIC_SEQ_CST);
+
+		if (now_ns() < until) {
+			prep.chunk_gate = until == UINT64_MAX ? 0 : until;
+			return true;
+		}
+		pthread_mutex_lock(&prep.mu);
+		while (!prep.stop && prep.gate_seq == *seen)
+			pthread_cond_wait(&prep.cv, &prep.mu);
+		*seen = prep.gate_seq;
+		if (prep.stop) {
+			pthread_mutex_unlock(&prep.mu);
+			return false;
+		}
+		pthread_mutex_unlock(&prep.mu);
+	}
+}
+
+INJ_STATIC void prep_open_gate(uint64_t until)
+{
+	pthread_mutex_lock(&prep.mu);
+	__atomic_store_n(&prep.gate_until, until, __ATOMIC_SEQ_CST);
+	prep.gate_seq++;
+	pthread_cond_broadcast(&prep.cv);
+	pthread_mutex_unlock(&prep.mu);
+}
+
+/* The GPU went idle earlier than predicted: no new chunk starts (no syscall here). */
+INJ_STATIC void prep_close_gate(void)
+{
+	__atomic_store_n(&prep.gate_until, 0, __ATOMIC_SEQ_CST);
+}
+
+INJ_STATIC void touch_pages(char *p, size_t len)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	/* Residency is what trim and munmap pay for; a full memset buys nothing. */
+	for (size_t o = 0; o < len; o += pg)
+		((volatile char *)p)[o] = 1;
+}
+
+/*
+ * The fragmented heap that malloc_trim releases: "live" 64 KiB blocks with a
+ * freed, resident block between each two of them.
+ */
+struct trim_heap {
+	void **live; /* n/2 blocks kept allocated, the holes' neighbours */
+	void **next; /* the next round's live blocks, being allocated */
+	size_t half; /* n/2 */
+	size_t n_next;
+	bool primed; /* the first round is done */
+};
+
+INJ_STATIC void trim_heap_free(struct trim_heap *h)
+{
+	for (size_t i = 0; i < h->n_next; i++)
+		free(h->next[i]);
+	if (h->primed)
+		for (size_t i = 0; i < h->half; i++)
+			free(h->live[i]);
+	free(h->live);
+	free(h->next);
+}
+
+INJ_STATIC void *trim_block(void)
+{
+	void *p = malloc(TRIM_BLOCK);
+
+	if (!p)
+		die("heap-prep: malloc");
+	touch_pages((char *)p, TRIM_BLOCK);
+	return p;
+}
+
+/*
+ * One trim round.  The first allocates n blocks, touches them and frees every
+ * other one.  Later rounds flip: malloc_trim left the holes free but no longer
+ * resident, so n/2 new blocks are allocated into them (an exact fit, glibc
+ * hands the holes back) and touched, then the old live half is freed and
+ * becomes the new holes; that frees "the remaining blocks during the next
+ * unit's GPU time" while faulting in only half the round again.  Freeing all
+ * of them first would coalesce the holes into the heap top, let glibc shrink
+ * the heap and double the faults.
+ */
+INJ_STATIC bool prep_trim(struct trim_heap *h, size_t bytes, uint64_t *seen)
+{
+	size_t per_chunk = PREP_CHUNK / TRIM_BLOCK;
+
+	if (!h->live) {
+		h->half = bytes / TRIM_BLOCK / 2;
+		h->live = (void **)calloc(h->half, sizeof(void *));
+		h->next = (void **)calloc(h->half * 2, sizeof(void *));
+		if (!h->live || !h->next)
+			die("heap-prep: calloc");
+	}
+	if (!h->primed) {
+		/* next[] holds all n blocks here; the even ones become holes. */
+		while (h->n_next < 2 * h->half) {
+			if (!prep_gate(seen))
+				return false;
+			for (size_t j = 0; j < per_chunk && h->n_next < 2 * h->half; j++)
+				h->next[h->n_next++] = trim_block();
+		}
+		if (!prep_gate(seen))
+			return false;
+		for (size_t i = 0; i < h->half; i++) {
+			free(h->next[2 * i]);
+			h->live[i] = h->next[2 * i + 1];
+		}
+		h->n_next = 0;
+		h->primed = true;
+		return true;
+	}
+	while (h->n_next < h->half) {
+		if (!prep_gate(seen))
+			return false;
+		for (size_t j = 0; j < per_chunk && h->n_next < h->half; j++)
+			h->next[h->n_next++] = trim_block();
+	}
+	for (size_t i = 0; i < h->half; i += 8 * per_chunk) {
+		if (!prep_gate(seen))
+			return false;
+		for (size_t j = i; j < h->half && j < i + 8 * per_chunk; j++) {
+			free(h->live[j]);
+			h->live[j] = h->next[j];
+			h->next[j] = NULL; /* owned by live[] now */
+		}
+	}
+	h->n_next = 0;
+	return true;
+}
+
+INJ_STATIC bool prep_munmap(size_t bytes, uint64_t *seen)
+{
+	char *p;
+	bool populate = true;
+
+	if (!prep_gate(seen))
+		return false;
+	p = (char *)mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("heap-prep: mmap");
+	/* 4 KiB pages as a prover's big vectors get them, even where THP is "always". */
+	madvise(p, bytes, MADV_NOHUGEPAGE);
+	prep.region = p;
+	prep.region_len = bytes;
+	for (size_t o = 0; o < bytes; o += PREP_CHUNK) {
+		size_t len = bytes - o < PREP_CHUNK ? bytes - o : PREP_CHUNK;
+
+		if (!prep_gate(seen))
+			return false;
+		/* One syscall per chunk instead of a fault per page; older kernels: touch. */
+		if (populate && madvise(p + o, len, MADV_POPULATE_WRITE) != 0)
+			populate = false;
+		if (!populate)
+			touch_pages(p + o, len);
+	}
+	return true;
+}
+
+INJ_STATIC void *prep_main(void *arg)
+{
+	struct trim_heap heap;
+	uint64_t seen = 0;
+
+	(void)arg;
+	memset(&heap, 0, sizeof(heap));
+	name_self("heap-prep", &prep_tid);
+	for (unsigned int r = 0;; r++) {
+		enum inj_kind kind;
+		size_t bytes;
+		uint64_t c0 = thread_cpu_ns(), w0 = now_ns();
+		bool ok;
+
+		if (opt.scenario == SC_MIXED)
+			kind = r % 2 ? INJ_MUNMAP : INJ_TRIM;
+		else
+			kind = opt.scenario == SC_TRIM ? INJ_TRIM : INJ_MUNMAP;
+		bytes = (size_t)(kind == INJ_TRIM ? trim_round_mb : munmap_round_mb) << 20;
+		pthread_mutex_lock(&prep.mu);
+		prep.kind = kind;
+		pthread_mutex_unlock(&prep.mu);
+		if (kind == INJ_TRIM)
+			ok = prep_trim(&heap, bytes, &seen);
+		else
+			ok = prep_munmap(bytes, &seen);
+		if (!ok)
+			break;
+		prep_chunk_done();
+		if (r <= opt.units) {
+			prep.log[r].kind = kind;
+			prep.log[r].cpu_ns = thread_cpu_ns() - c0;
+			prep.log[r].wall_ns = now_ns() - w0;
+		}
+
+		pthread_mutex_lock(&prep.mu);
+		prep.rounds++;
+		prep.round_bytes = bytes;
+		prep.state = PREP_READY;
+		pthread_cond_broadcast(&prep.cv);
+		while (prep.state == PREP_READY && !prep.stop)
+			pthread_cond_wait(&prep.cv, &prep.mu);
+		ok = !prep.stop;
+		pthread_mutex_unlock(&prep.mu);
+		if (!ok)
+			break;
+	}
+	/* The run is over: nothing here can fall into a gap any more. */
+	trim_heap_free(&heap);
+	if (prep.region)
+		munmap(prep.region, prep.region_len);
+	return NULL;
+}
+
+INJ_STATIC void inject_alloc(unsigned int gap)
+{
+	uint64_t rd0, rd1, start, end;
+	enum inj_kind kind;
+	size_t bytes;
+
+	pthread_mutex_lock(&prep.mu);
+	if (prep.state != PREP_READY) {
+		skips[n_skips].gap = gap;
+		skips[n_skips].kind = prep.kind;
+		n_skips++;
+		pthread_mutex_unlock(&prep.mu);
+		/* Waiting would put heap-prep's page faults into this gap. */
+		return;
+	}
+	kind = prep.kind;
+	bytes = prep.round_bytes;
+	pthread_mutex_unlock(&prep.mu);
+
+	/* heap-prep is parked until state changes: the heap and mappings are ours. */
+	rd0 = run_delay();
+	start = now_ns();
+	if (kind == INJ_TRIM)
+		malloc_trim(0);
+	else
+		munmap(prep.region, prep.region_len);
+	end = now_ns();
+	rd1 = run_delay();
+	if (kind == INJ_MUNMAP)
+		prep.region = NULL;
+	record(gap, kind, start, end, rd0, rd1, 0, bytes);
+
+	pthread_mutex_lock(&prep.mu);
+	prep.state = PREP_BUSY;
+	pthread_cond_broadcast(&prep.cv);
+	pthread_mutex_unlock(&prep.mu);
+}
+
+/* ---- hog ---- */
+
+INJ_STATIC struct {
+	sem_t go;
+	sem_t ready;
+	uint64_t spin_ns; /* __atomic, like done and stop */
+	bool done;
+	bool stop;
+} hog;
+
+INJ_STATIC void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	must(pthread_setaffinity_np(pthread_self(), sizeof(set), &set), "pin to last CPU");
+}
+
+INJ_STATIC void *hog_main(void *arg)
+{
+	struct sched_param sp;
+	int err;
+
+	(void)arg;
+	memset(&sp, 0, sizeof(sp));
+	sp.sched_priority = 1;
+	name_self("hog", &hog_tid);
+	pin_to(last_cpu);
+	err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	if (err == 0) {
+		fifo_granted = true;
+	} else if (err == EPERM) {
+		/* Containers often refuse RT; a nice gap only approximates the window. */
+		if (setpriority(PRIO_PROCESS, (id_t)gettid(), -20) != 0)
+			fprintf(stderr,
+				"%s: warning: hog: SCHED_FIFO and nice -20 both "
+				"refused; the sched windows will be short\n",
+				inj_prog);
+	} else {
+		errno = err;
+		die("hog: pthread_setschedparam");
+	}
+	sem_post(&hog.ready);
+	for (;;) {
+		uint64_t end;
+
+		while (sem_wait(&hog.go) != 0)
+			;
+		if (__atomic_load_n(&hog.stop, __ATOMIC_SEQ_CST))
+			break;
+		end = now_ns() + __atomic_load_n(&hog.spin_ns, __ATOMIC_SEQ_CST);
+		while (now_ns() < end)
+			__asm__ __volatile__("" ::: "memory");
+		__atomic_store_n(&hog.done, true, __ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+INJ_STATIC void inject_sched(unsigned int gap, uint64_t target)
+{
+	static bool warned;
+	uint64_t rd0, rd1, start, end;
+	int nice0 = 0;
+
+	if (!fifo_granted) {
+		nice0 = getpriority(PRIO_PROCESS, (id_t)gettid());
+		setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	}
+	__atomic_store_n(&hog.spin_ns, target, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&hog.done, false, __ATOMIC_SEQ_CST);
+	rd0 = run_delay();
+	start = now_ns();
+	sem_post(&hog.go);
+	/*
+	 * Stay runnable: every ns the hog holds the CPU is run-queue delay.
+	 * Yielding hands the CPU over at once where the hog only has a better
+	 * nice level (EEVDF would otherwise let the worker finish its slice,
+	 * up to a tick); under SCHED_FIFO the hog has preempted it already.
+	 */
+	while (!__atomic_load_n(&hog.done, __ATOMIC_SEQ_CST))
+		sched_yield();
+	end = now_ns();
+	rd1 = run_delay();
+	if (!fifo_granted && setpriority(PRIO_PROCESS, (id_t)gettid(), nice0) != 0 && !warned) {
+		warned = true;
+		fprintf(stderr, "%s: warning: cannot restore the worker's nice %d\n", inj_prog,
+			nice0);
+	}
+	record(gap, INJ_SCHED, start, end, rd0, rd1, target, 0);
+}
+
+/* ---- the plain injections ---- */
+
+INJ_STATIC void inject_sleep(unsigned int gap, uint64_t target)
+{
+	struct timespec ts;
+	uint64_t rd0, rd1, start, end;
+
+	ts.tv_sec = (time_t)(target / NSEC_PER_SEC);
+	ts.tv_nsec = (long)(target % NSEC_PER_SEC);
+	rd0 = run_delay();
+	start = now_ns();
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+	end = now_ns();
+	rd1 = run_delay();
+	record(gap, INJ_SLEEP, start, end, rd0, rd1, target, 0);
+}
+
+INJ_STATIC uint32_t cpu_work[1024];
+INJ_STATIC volatile double cpu_sink;
+
+INJ_STATIC void inject_cpu(unsigned int gap, uint64_t target)
+{
+	uint64_t rd0, rd1, start, end;
+	double acc = 1.0;
+
+	rd0 = run_delay();
+	start = now_ns();
+	end = start;
+	/* Application work: no syscalls (vDSO clock), no allocation, no faults. */
+	while (end - start < target) {
+		for (unsigned int i = 0; i < 1024; i++) {
+			uint32_t x = cpu_work[i] * 1664525u + 1013904223u;
+
+			cpu_work[i] = x ^ (cpu_work[(i + 7) & 1023] >> 3);
+			acc = acc * 0.999999 + (double)(x & 0xffff) * 1e-9;
+		}
+		end = now_ns();
+	}
+	rd1 = run_delay();
+	cpu_sink = sqrt(acc);
+	record(gap, INJ_CPU, start, end, rd0, rd1, target, 0);
+}
+
+INJ_STATIC int io_fd = -1;
+INJ_STATIC char *io_buf;
+INJ_STATIC uint64_t io_off;
+
+INJ_STATIC void inject_io(unsigned int gap, uint64_t target)
+{
+	uint64_t rd0, rd1, start, end;
+
+	rd0 = run_delay();
+	start = now_ns();
+	end = start;
+	while (end - start < target) {
+		if (pwrite(io_fd, io_buf, IO_CHUNK, (off_t)io_off) != IO_CHUNK)
+			die("io injection: write to --io-file");
+		if (fdatasync(io_fd) != 0)
+			die("io injection: fdatasync --io-file");
+		io_off = (io_off + IO_CHUNK) % IO_WRAP;
+		end = now_ns();
+	}
+	rd1 = run_delay();
+	record(gap, INJ_IO, start, end, rd0, rd1, target, 0);
+}
+
+INJ_STATIC void inject_gap(unsigned int gap)
+{
+	uint64_t d = gap_target(gap);
+
+	switch (opt.scenario) {
+	case SC_NONE:
+		break;
+	case SC_LOCK:
+		inject_lock(gap, d);
+		break;
+	case SC_TRIM:
+	case SC_MUNMAP:
+		inject_alloc(gap);
+		break;
+	case SC_SCHED:
+		inject_sched(gap, d);
+		break;
+	case SC_SLEEP:
+		inject_sleep(gap, d);
+		break;
+	case SC_CPU:
+		inject_cpu(gap, d);
+		break;
+	case SC_IO:
+		inject_io(gap, d);
+		break;
+	case SC_MIXED:
+		inject_lock(gap, d / 2);
+		inject_alloc(gap);
+		inject_sleep(gap, d / 2);
+		inject_cpu(gap, d / 2);
+		inject_io(gap, d / 2);
+		inject_sched(gap, d / 2);
+		break;
+	case SC_COUNT:
+		break;
+	}
+}
+
+/* How long the lock-holder keeps the mutex past the GPU's end of unit u. */
+INJ_STATIC uint64_t lock_hold_ns(unsigned int u)
+{
+	return opt.scenario == SC_MIXED ? gap_target(u) / 2 : gap_target(u);
+}
+
+/* ---- the gpu-worker's start, the helper threads and the run's set-up ---- */
+
+/* First thing on the gpu-worker thread. */
+INJ_STATIC void inj_worker_begin(void)
+{
+	name_self("gpu-worker", &worker_tid);
+	schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	if (schedstat_fd < 0)
+		fprintf(stderr,
+			"%s: warning: no /proc/thread-self/schedstat "
+			"(CONFIG_SCHED_INFO off?): run_delay_ns will read 0\n",
+			inj_prog);
+	if (uses_hog())
+		pin_to(last_cpu);
+
+	if (uses_prep()) {
+		/* The first round is built before unit 0, on memory not yet faulted in. */
+		pthread_mutex_lock(&prep.mu);
+		while (prep.state != PREP_READY)
+			pthread_cond_wait(&prep.cv, &prep.mu);
+		pthread_mutex_unlock(&prep.mu);
+	}
+}
+
+/* Defaults of the options both workloads share; mutexes set up here too. */
+INJ_STATIC void inj_defaults(const char *prog, const char *io_path)
+{
+	inj_prog = prog;
+	memset(&opt, 0, sizeof(opt));
+	opt.scenario = SC_NONE;
+	opt.units = 10;
+	opt.kernels = 8;
+	opt.kernel_ns = 2000 * NSEC_PER_USEC;
+	opt.inject_ns = 20 * NSEC_PER_MSEC;
+	opt.io_path = io_path;
+	opt.synth = 2;
+	pthread_mutex_init(&chan.mu, NULL);
+	pthread_cond_init(&chan.not_empty, NULL);
+	pthread_cond_init(&chan.not_full, NULL);
+	pthread_mutex_init(&contended, NULL);
+	pthread_mutex_init(&holder.mu, NULL);
+	pthread_cond_init(&holder.cv, NULL);
+	pthread_mutex_init(&prep.mu, NULL);
+	pthread_cond_init(&prep.cv, NULL);
+}
+
+/* One line naming the problem and the way out, exit 2 (bad usage). */
+INJ_STATIC __attribute__((noreturn, format(printf, 1, 2))) void bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", inj_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "; see %s --help\n", inj_prog);
+	exit(2);
+}
+
+INJ_STATIC unsigned long long parse_num(const char *opt_name, const char *s, unsigned long long lo,
+					unsigned long long hi, const char *msg)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		bad_usage("%s needs %s, got '%s'", opt_name, msg, s ? s : "");
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		bad_usage("%s needs %s, got '%s'", opt_name, msg, s);
+	return v;
+}
+
+INJ_STATIC unsigned int parse_mb(const char *opt_name, const char *s)
+{
+	if (strcmp(s, "auto") == 0)
+		return 0;
+	return (unsigned int)parse_num(opt_name, s, 1, 65536, "'auto' or an integer 1..65536");
+}
+
+INJ_STATIC enum scenario parse_scenario(const char *s)
+{
+	int i;
+
+	for (i = 0; i < SC_COUNT; i++)
+		if (strcmp(s, scenario_names[i]) == 0)
+			break;
+	if (i == SC_COUNT)
+		bad_usage("unknown --scenario '%s': use none, lock, trim, "
+			  "munmap, sched, sleep, cpu, io or mixed",
+			  s);
+	return (enum scenario)i;
+}
+
+/* Round sizes: see the costs above; never below 4 MiB so a round means something. */
+INJ_STATIC unsigned int auto_mb(double ms_per_mb, double prep_ms_per_mb)
+{
+	double unit_ms = (double)opt.kernels * (double)opt.kernel_ns / 1e6;
+	double d_ms = (double)opt.inject_ns / 1e6 * (opt.scenario == SC_MIXED ? 0.5 : 1.0);
+	double budget = (unit_ms - PREP_MARGIN_NS / 1e6) * PREP_SHARE;
+	double mb = d_ms / ms_per_mb;
+
+	if (budget / prep_ms_per_mb < mb)
+		mb = budget / prep_ms_per_mb;
+	return mb < 4 ? 4 : (unsigned int)mb;
+}
+
+INJ_STATIC void inj_finish_options(void)
+{
+	trim_round_mb = opt.trim_mb ? opt.trim_mb : auto_mb(TRIM_MS_PER_MB, TRIM_PREP_MS_PER_MB);
+	munmap_round_mb =
+	    opt.munmap_mb ? opt.munmap_mb : auto_mb(MUNMAP_MS_PER_MB, MUNMAP_PREP_MS_PER_MB);
+}
+
+/* --io-file, the CPU work array and the per-run tables; 1 with a message on failure. */
+INJ_STATIC int inj_setup(void)
+{
+	size_t max_inj = (size_t)opt.units * MAX_PER_GAP;
+
+	if (opt.scenario == SC_IO || opt.scenario == SC_MIXED) {
+		io_fd = open(opt.io_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (io_fd < 0) {
+			fprintf(stderr, "%s: cannot create --io-file %s: %s\n", inj_prog,
+				opt.io_path, strerror(errno));
+			return 1;
+		}
+		io_buf = (char *)aligned_alloc(4096, IO_CHUNK);
+		if (!io_buf)
+			die("malloc");
+		memset(io_buf, 0x5a, IO_CHUNK); /* faulted in now, not inside a window */
+	}
+	for (unsigned int i = 0; i < 1024; i++)
+		cpu_work[i] = (uint32_t)mix64(opt.seed + i);
+
+	injections = (struct injection *)calloc(max_inj, sizeof(*injections));
+	skips = (struct skipped *)calloc(opt.units, sizeof(*skips));
+	units_log = (struct unit_log *)calloc(opt.units, sizeof(*units_log));
+	prep.log = (struct prep_log *)calloc(opt.units + 1, sizeof(*prep.log));
+	if (!injections || !skips || !units_log || !prep.log)
+		die("calloc");
+	return 0;
+}
+
+INJ_STATIC void spawn(pthread_t *t, void *(*fn)(void *), void *arg, const char *what)
+{
+	must(pthread_create(t, NULL, fn, arg), what);
+}
+
+struct inj_helpers {
+	pthread_t holder, prep, hog;
+};
+
+/* The threads that prepare the injections, before the worker starts. */
+INJ_STATIC void inj_start_helpers(struct inj_helpers *h)
+{
+	if (uses_hog()) {
+		cpu_set_t set;
+
+		if (sched_getaffinity(0, sizeof(set), &set) != 0)
+			die("sched_getaffinity");
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				last_cpu = c;
+		if (sem_init(&hog.go, 0, 0) || sem_init(&hog.ready, 0, 0))
+			die("sem_init");
+		spawn(&h->hog, hog_main, NULL, "start hog thread");
+		while (sem_wait(&hog.ready) != 0) /* its policy decides the worker's */
+			;
+	}
+	if (uses_lock())
+		spawn(&h->holder, holder_main, NULL, "start lock-holder thread");
+	if (uses_prep()) {
+		__atomic_store_n(&prep.gate_until, UINT64_MAX,
+				 __ATOMIC_SEQ_CST); /* warm-up round: no deadline */
+		spawn(&h->prep, prep_main, NULL, "start heap-prep thread");
+	}
+}
+
+INJ_STATIC void inj_stop_helpers(struct inj_helpers *h)
+{
+	if (uses_lock()) {
+		pthread_mutex_lock(&holder.mu);
+		holder.stop = true;
+		pthread_cond_broadcast(&holder.cv);
+		pthread_mutex_unlock(&holder.mu);
+		pthread_join(h->holder, NULL);
+	}
+	if (uses_prep()) {
+		pthread_mutex_lock(&prep.mu);
+		prep.stop = true;
+		pthread_cond_broadcast(&prep.cv);
+		pthread_mutex_unlock(&prep.mu);
+		pthread_join(h->prep, NULL);
+	}
+	if (uses_hog()) {
+		__atomic_store_n(&hog.stop, true, __ATOMIC_SEQ_CST);
+		sem_post(&hog.go);
+		pthread_join(h->hog, NULL);
+	}
+	if (io_fd >= 0) {
+		close(io_fd);
+		unlink(opt.io_path);
+	}
+}
+
+/* ---- ground truth ---- */
+
+/*
+ * The truth file (schema gaptrace.truth/1).  gpu_thread names the thread that
+ * plays the device, if any; extra() may add top-level "key":value, pairs.
+ */
+INJ_STATIC void write_truth(FILE *f, uint64_t start_ns, uint64_t end_ns, const char *gpu_thread,
+			    pid_t gpu_tid, void (*extra)(FILE *))
+{
+	const char *policy = !uses_hog() ? "none" : fifo_granted ? "fifo" : "nice";
+
+	fprintf(f,
+		"{\"schema\":\"gaptrace.truth/1\",\"scenario\":\"%s\",\"pid\":%d,"
+		"\"worker_tid\":%d,\"units\":%u,\"kernels\":%u,\"kernel_ns\":%" PRIu64 ",",
+		scenario_names[opt.scenario], (int)getpid(), (int)worker_tid, opt.units,
+		opt.kernels, opt.kernel_ns);
+	fprintf(f, "\"inject_ns\":%" PRIu64 ",\"batch\":%s,\"seed\":%llu,", opt.inject_ns,
+		opt.batch ? "true" : "false", opt.seed);
+	fprintf(f, "\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"wall_ns\":%" PRIu64 ",",
+		start_ns, end_ns, end_ns - start_ns);
+	fprintf(f, "\"sched_policy\":\"%s\",", policy);
+	if (extra)
+		extra(f);
+
+	fprintf(f, "\"threads\":[{\"name\":\"gpu-worker\",\"tid\":%d}", (int)worker_tid);
+	if (gpu_thread)
+		fprintf(f, ",{\"name\":\"%s\",\"tid\":%d}", gpu_thread, (int)gpu_tid);
+	for (unsigned int i = 0; i < opt.synth; i++)
+		fprintf(f, ",{\"name\":\"synth-%u\",\"tid\":%d}", i, (int)synth_tids[i]);
+	if (uses_lock())
+		fprintf(f, ",{\"name\":\"lock-holder\",\"tid\":%d}", (int)holder_tid);
+	if (uses_prep())
+		fprintf(f, ",{\"name\":\"heap-prep\",\"tid\":%d}", (int)prep_tid);
+	if (uses_hog())
+		fprintf(f, ",{\"name\":\"hog\",\"tid\":%d}", (int)hog_tid);
+	fprintf(f, "],");
+
+	fprintf(f, "\"injections\":[");
+	for (unsigned int i = 0; i < n_injections; i++) {
+		const struct injection *in = &injections[i];
+
+		fprintf(f,
+			"%s{\"gap_after_unit\":%u,\"category\":\"%s\",\"kind\":\"%s\","
+			"\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"amount_ns\":%" PRIu64
+			",\"run_delay_ns\":%" PRIu64,
+			i ? "," : "", in->gap, inj_categories[in->kind], inj_names[in->kind],
+			in->start_ns, in->end_ns, in->amount_ns, in->run_delay_ns);
+		if (in->target_ns)
+			fprintf(f, ",\"target_ns\":%" PRIu64, in->target_ns);
+		if (in->bytes)
+			fprintf(f, ",\"bytes\":%" PRIu64, in->bytes);
+		fprintf(f, "}");
+	}
+	fprintf(f, "],\"skipped\":[");
+	for (unsigned int i = 0; i < n_skips; i++)
+		fprintf(f,
+			"%s{\"gap_after_unit\":%u,\"kind\":\"%s\",\"reason\":\"heap-prep not "
+			"ready\"}",
+			i ? "," : "", skips[i].gap, inj_names[skips[i].kind]);
+	fprintf(f, "],\"units_log\":[");
+	for (unsigned int u = 0; u < opt.units; u++)
+		fprintf(f,
+			"%s{\"unit\":%u,\"gpu_first_start_ns\":%" PRIu64
+			",\"gpu_last_end_ns\":%" PRIu64 "}",
+			u ? "," : "", u, units_log[u].first_start_ns, units_log[u].last_end_ns);
+	fprintf(f, "]}\n");
+}
+
+INJ_STATIC void print_verbose(void)
+{
+	uint64_t max_gap = 0, sum_gap = 0;
+	unsigned int plain = 0;
+
+	for (unsigned int i = 0; i < n_injections; i++) {
+		const struct injection *in = &injections[i];
+
+		fprintf(stderr,
+			"%s: gap %u %-6s window %7.3f ms amount %7.3f ms "
+			"run_delay %6.3f ms",
+			inj_prog, in->gap, inj_names[in->kind], (in->end_ns - in->start_ns) / 1e6,
+			in->amount_ns / 1e6, in->run_delay_ns / 1e6);
+		if (in->target_ns)
+			fprintf(stderr, " target %.3f ms", in->target_ns / 1e6);
+		if (in->bytes)
+			fprintf(stderr, " (%" PRIu64 " MiB round)", in->bytes >> 20);
+		fprintf(stderr, "\n");
+	}
+	for (unsigned int u = 0; u + 1 < opt.units; u++) {
+		uint64_t g = units_log[u + 1].first_start_ns - units_log[u].last_end_ns;
+
+		fprintf(stderr, "%s: gap %u: GPU idle %.3f ms\n", inj_prog, u, g / 1e6);
+		if (g > max_gap)
+			max_gap = g;
+		sum_gap += g;
+		plain++;
+	}
+	if (plain)
+		fprintf(stderr, "%s: GPU idle between units: mean %.3f ms, max %.3f ms\n", inj_prog,
+			sum_gap / 1e6 / plain, max_gap / 1e6);
+	if (uses_prep())
+		fprintf(stderr, "%s: heap-prep: %u chunks ran past the GPU's end (max %.3f ms)\n",
+			inj_prog, prep.overruns, prep.overrun_max_ns / 1e6);
+	for (unsigned int r = 0; uses_prep() && r < prep.rounds && r <= opt.units; r++)
+		fprintf(stderr, "%s: heap-prep round %u %-6s %u MiB: CPU %.1f ms over %.1f ms%s\n",
+			inj_prog, r, inj_names[prep.log[r].kind],
+			prep.log[r].kind == INJ_TRIM ? trim_round_mb : munmap_round_mb,
+			prep.log[r].cpu_ns / 1e6, prep.log[r].wall_ns / 1e6,
+			r == 0 ? " (before unit 0)" : "");
+	fprintf(stderr, "%s: channel waits after unit 0: %u\n", inj_prog, chan_waits);
+}
+
+INJ_STATIC void inj_report_warnings(void)
+{
+	if (n_skips)
+		fprintf(stderr,
+			"%s: warning: %u allocator injections skipped: heap-prep "
+			"could not prepare a round within the GPU time before their gap; "
+			"lower --trim-mb/--munmap-mb or lengthen units (--kernel-us)\n",
+			inj_prog, n_skips);
+	if (chan_waits)
+		fprintf(stderr,
+			"%s: warning: the worker waited on the channel %u times: "
+			"synthesis fell behind and those gaps hold a wait\n",
+			inj_prog, chan_waits);
+}
+
+#endif /* INJECT_COMMON_H */

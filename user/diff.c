@@ -1,0 +1,914 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * diff.c: `gaptrace diff BEFORE AFTER` — did a change shrink the GPU's idle
+ * gaps, in which category, and is that more than run-to-run noise?
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "capture.h"
+#include "cmds.h"
+#include "diff.h"
+#include "flame.h"
+#include "json.h"
+#include "report.h"
+#include "stats.h"
+#include "timeline.h"
+#include "util.h"
+
+#define BOOT_SEED 0x67617074726163ULL /* fixed: the same captures give the same interval */
+#define CI_LEVEL 0.99
+
+void df_rule__defaults(struct df_rule *rule)
+{
+	rule->alpha = 0.01;
+	rule->min_effect_ns = NSEC_PER_MSEC / 2;
+	rule->min_effect_frac = 0.10;
+	rule->boot_iters = 2000;
+}
+
+const char *diff__value_name(int k)
+{
+	return k == DF_TOTAL ? "total" : gt_cat_names[k];
+}
+
+/* ---- observations ---- */
+
+static void obs_add(struct df_side *s, size_t *cap, const double *v)
+{
+	if (s->nobs == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		for (int k = 0; k < DF_NVAL; k++)
+			s->v[k] = gt_xrealloc(s->v[k], sizeof(double) * *cap);
+	}
+	for (int k = 0; k < DF_NVAL; k++)
+		s->v[k][s->nobs] = v[k];
+	s->nobs++;
+}
+
+static struct df_trans *trans_find(struct df_side *s, int64_t ub, int64_t ua)
+{
+	for (size_t i = 0; i < s->ntrans; i++)
+		if (s->trans[i].ub == ub && s->trans[i].ua == ua)
+			return &s->trans[i];
+	return NULL;
+}
+
+static struct df_trans *trans_add(struct df_side *s, size_t *cap, int64_t ub, int64_t ua)
+{
+	struct df_trans *t;
+
+	gt_grow((void **)&s->trans, cap, s->ntrans, sizeof(*s->trans));
+	t = &s->trans[s->ntrans++];
+	memset(t, 0, sizeof(*t));
+	t->ub = ub;
+	t->ua = ua;
+	return t;
+}
+
+static void gap_values(const struct an_gap *g, double *v)
+{
+	for (int c = 0; c < GT_CAT_MAX; c++)
+		v[c] = (double)g->by_cat[c];
+	v[DF_TOTAL] = (double)g->duration_ns;
+}
+
+/*
+ * Every gap is an observation.  A unit-to-unit transition with no gap at all
+ * (the GPU went straight on) is one more observation of zero: a fix that
+ * removes a gap shrinks it to nothing rather than dropping it from the
+ * sample, which would leave nothing to compare.
+ */
+static void side_build(struct df_side *s, const struct an_result *r)
+{
+	struct timeline *tl = timeline__new(r);
+	size_t cap = 0, tcap = 0;
+	double v[DF_NVAL];
+
+	for (size_t i = 0; i + 1 < tl->nunits; i++)
+		if (!trans_find(s, (int64_t)tl->units[i].id, (int64_t)tl->units[i + 1].id))
+			trans_add(s, &tcap, (int64_t)tl->units[i].id, (int64_t)tl->units[i + 1].id);
+	for (size_t i = 0; i < r->ngaps; i++) {
+		const struct an_gap *g = &r->gaps[i];
+		struct df_trans *t;
+
+		gap_values(g, v);
+		obs_add(s, &cap, v);
+		s->ngap_obs++;
+		if (g->kind != GT_GAP_INTER || g->unit_before < 0 || g->unit_after < 0 ||
+		    !tl->nunits)
+			continue;
+		t = trans_find(s, g->unit_before, g->unit_after);
+		if (!t)
+			t = trans_add(s, &tcap, g->unit_before, g->unit_after);
+		for (int k = 0; k < DF_NVAL; k++)
+			t->v[k] += v[k];
+		t->ngaps++;
+	}
+	memset(v, 0, sizeof(v));
+	for (size_t i = 0; i < s->ntrans; i++) {
+		if (s->trans[i].ngaps)
+			continue;
+		obs_add(s, &cap, v);
+		s->nzero_obs++;
+	}
+	/* An empty side still gets arrays, so callers never see NULL. */
+	if (!cap)
+		for (int k = 0; k < DF_NVAL; k++)
+			s->v[k] = gt_xcalloc(1, sizeof(double));
+	timeline__free(tl);
+}
+
+static struct df_dist dist_of(const double *x, size_t n)
+{
+	double *s = gt_xmalloc(sizeof(double) * (n ? n : 1));
+	struct df_dist d = {};
+
+	memcpy(s, x, sizeof(double) * n);
+	st_sort(s, n);
+	d.mean = st_mean(s, n);
+	d.median = st_quantile(s, n, 0.5);
+	d.p90 = st_quantile(s, n, 0.9);
+	d.p99 = st_quantile(s, n, 0.99);
+	for (size_t i = 0; i < n; i++)
+		d.sum += s[i];
+	free(s);
+	return d;
+}
+
+/*
+ * Significant = the rank test says the two samples differ (p < alpha), the
+ * bootstrap interval of the mean change excludes zero, and the mean change
+ * is large enough to matter: at least min_effect_ns and min_effect_frac of
+ * the before mean.  The mean, not the median: mean times gap count is the
+ * idle time paid for, and a cause that hits only some gaps moves the mean
+ * but leaves the median at zero.  The rank test keeps one outlier from
+ * making a mean change "significant".
+ */
+static void value_compare(struct df_result *d, int k)
+{
+	const struct df_side *b = &d->before, *a = &d->after;
+	struct df_value *val = &d->val[k];
+	double need;
+
+	val->before = dist_of(b->v[k], b->nobs);
+	val->after = dist_of(a->v[k], a->nobs);
+	val->d_mean = val->after.mean - val->before.mean;
+	val->d_median = val->after.median - val->before.median;
+	val->mw = st_mann_whitney(b->v[k], b->nobs, a->v[k], a->nobs);
+	val->ci_ok = !st_bootstrap_mean_diff(b->v[k], b->nobs, a->v[k], a->nobs,
+					     d->rule.boot_iters, CI_LEVEL, BOOT_SEED + (uint64_t)k,
+					     &val->ci_lo, &val->ci_hi);
+	need = GT_MAX((double)d->rule.min_effect_ns, d->rule.min_effect_frac * val->before.mean);
+	val->practical = fabs(val->d_mean) >= need;
+	val->significant = val->mw.p < d->rule.alpha && val->practical && val->ci_ok &&
+			   (val->ci_lo > 0 || val->ci_hi < 0);
+	if (val->significant)
+		d->nsignificant++;
+}
+
+static void pairs_build(struct df_result *d)
+{
+	const struct df_side *b = &d->before, *a = &d->after;
+	double *diffs;
+
+	for (size_t i = 0; i < b->ntrans; i++) {
+		const struct df_trans *tb = &b->trans[i];
+		const struct df_trans *ta = trans_find((struct df_side *)a, tb->ub, tb->ua);
+		struct df_pair *p;
+
+		if (!ta)
+			continue;
+		d->pairs = gt_xrealloc(d->pairs, sizeof(*d->pairs) * (d->npairs + 1));
+		p = &d->pairs[d->npairs++];
+		p->ub = tb->ub;
+		p->ua = tb->ua;
+		memcpy(p->before, tb->v, sizeof(p->before));
+		memcpy(p->after, ta->v, sizeof(p->after));
+	}
+	diffs = gt_xmalloc(sizeof(double) * (d->npairs ? d->npairs : 1));
+	for (int k = 0; k < DF_NVAL; k++) {
+		for (size_t i = 0; i < d->npairs; i++)
+			diffs[i] = d->pairs[i].after[k] - d->pairs[i].before[k];
+		d->val[k].wx = st_wilcoxon(diffs, d->npairs);
+		st_sort(diffs, d->npairs);
+		d->val[k].pair_d_median = st_quantile(diffs, d->npairs, 0.5);
+	}
+	free(diffs);
+}
+
+/* ---- stacks ---- */
+
+/*
+ * The stacks come from the flame graph's tree, so they read exactly as in
+ * `gaptrace flame` (same frames, demangling, thread frame).  The tree only
+ * lists stacks that have "after" time, so a second tree with the sides
+ * swapped finds those that vanished.
+ */
+struct stack_ctx {
+	struct df_result *d;
+	size_t cap;
+	bool swapped;
+};
+
+static void stack_cb(const struct flame_stack *fs, void *ctx)
+{
+	struct stack_ctx *sc = ctx;
+	struct df_result *d = sc->d;
+	const char *sum[3];
+	size_t n, len = 0, off = 0;
+	char thr[64], line[320];
+	struct df_stack *s;
+
+	/* The swapped tree only adds what the first one cannot see. */
+	if (sc->swapped && fs->before_ns)
+		return;
+	for (size_t i = 0; i < fs->nframes; i++)
+		len += strlen(fs->frames[i]) + 1;
+	gt_grow((void **)&d->stacks, &sc->cap, d->nstacks, sizeof(*d->stacks));
+	s = &d->stacks[d->nstacks++];
+	memset(s, 0, sizeof(*s));
+	s->key = gt_xmalloc(len + 1);
+	s->key[0] = '\0';
+	for (size_t i = 0; i < fs->nframes; i++) {
+		if (i)
+			strcat(s->key, ";");
+		strcat(s->key, fs->frames[i]);
+	}
+	s->cat = fs->cat;
+	s->after_ns = sc->swapped ? fs->before_ns : fs->ns;
+	s->before_ns = sc->swapped ? fs->ns : fs->before_ns;
+	n = flame_stack__summary(fs, sum, GT_ARRAY_SIZE(sum));
+	line[0] = '\0';
+	if (flame_stack__thread(fs, thr, sizeof(thr)))
+		off = (size_t)snprintf(line, sizeof(line), "[%s] ", thr);
+	for (size_t i = 0; i < n && off < sizeof(line); i++)
+		off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%s", i ? " <- " : "",
+					sum[i]);
+	if (!n && fs->nframes && off < sizeof(line))
+		snprintf(line + off, sizeof(line) - off, "%s", fs->frames[fs->nframes - 1]);
+	s->summary = gt_xstrdup(line);
+}
+
+static int cmp_stack_change(const void *a, const void *b)
+{
+	const struct df_stack *x = a, *y = b;
+	double dx = fabs((double)x->after_ns - (double)x->before_ns);
+	double dy = fabs((double)y->after_ns - (double)y->before_ns);
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static void stacks_build(struct df_result *d, const struct an_result *b, const struct an_result *a,
+			 struct capture *cb, struct capture *ca)
+{
+	struct stack_ctx sc = { .d = d };
+	struct flame_filter fb, fa;
+
+	flame_filter__init(&fb);
+	flame_filter__init(&fa);
+	fb.cap = cb;
+	fa.cap = ca;
+	for (int pass = 0; pass < 2; pass++) {
+		struct flame *fl = flame__new();
+
+		sc.swapped = pass;
+		flame__add_result(fl, b, &fb, pass ? FLAME_AFTER : FLAME_BEFORE);
+		flame__add_result(fl, a, &fa, pass ? FLAME_BEFORE : FLAME_AFTER);
+		flame__top_stacks(fl, -1, SIZE_MAX, stack_cb, &sc);
+		flame__free(fl);
+	}
+	gt_sort(d->stacks, d->nstacks, sizeof(*d->stacks), cmp_stack_change);
+}
+
+struct df_result *diff__compute(const struct an_result *before, const struct an_result *after,
+				const struct df_rule *rule, struct capture *cb, struct capture *ca)
+{
+	struct df_result *d = gt_xcalloc(1, sizeof(*d));
+
+	if (rule)
+		d->rule = *rule;
+	else
+		df_rule__defaults(&d->rule);
+	side_build(&d->before, before);
+	side_build(&d->after, after);
+	for (int k = 0; k < DF_NVAL; k++)
+		value_compare(d, k);
+	pairs_build(d);
+	stacks_build(d, before, after, cb, ca);
+	return d;
+}
+
+static void side_free(struct df_side *s)
+{
+	for (int k = 0; k < DF_NVAL; k++)
+		free(s->v[k]);
+	free(s->trans);
+}
+
+void diff__free(struct df_result *d)
+{
+	if (!d)
+		return;
+	side_free(&d->before);
+	side_free(&d->after);
+	free(d->pairs);
+	for (size_t i = 0; i < d->nstacks; i++) {
+		free(d->stacks[i].key);
+		free(d->stacks[i].summary);
+	}
+	free(d->stacks);
+	free(d);
+}
+
+/* ---- output ---- */
+
+struct diff_opts {
+	const char *format;
+	const char *flame;
+	unsigned top;
+	struct an_opts an;
+	struct df_rule rule;
+};
+
+static double efficiency(const struct an_result *r)
+{
+	uint64_t busy = 0, span = 0;
+
+	for (size_t i = 0; i < r->ndevices; i++) {
+		busy += r->devices[i].busy_ns;
+		span += r->devices[i].span_ns;
+	}
+	return span ? (double)busy / (double)span : 0;
+}
+
+/* Signed duration for people: "+1.25 ms", "-19.80 ms", "0". */
+static const char *sdur(double ns, char *buf, size_t len)
+{
+	char d[24];
+
+	if (fabs(ns) < 0.5) {
+		snprintf(buf, len, "0");
+		return buf;
+	}
+	gt_fmt_dur((uint64_t)llround(fabs(ns)), d, sizeof(d));
+	snprintf(buf, len, "%s%s", ns < 0 ? "-" : "+", d);
+	return buf;
+}
+
+static const char *dur(double ns, char *buf, size_t len)
+{
+	return gt_fmt_dur((uint64_t)llround(ns < 0 ? 0 : ns), buf, len);
+}
+
+static const char *pval(double p, char *buf, size_t len)
+{
+	if (p < 0.0001)
+		snprintf(buf, len, "%.1e", p);
+	else
+		snprintf(buf, len, "%.4f", p);
+	return buf;
+}
+
+static void side_line(FILE *f, const char *label, const struct an_result *r,
+		      const struct df_side *s)
+{
+	char d1[32];
+
+	fprintf(f, "  %-7s %s (pid %u), %s, %llu units (%s), %zu gaps; %zu observations "
+		   "(%zu gaps + %zu gap-free unit transitions)\n",
+		label, r->comm, r->pid, gt_fmt_dur(r->duration_ns, d1, sizeof(d1)),
+		(unsigned long long)r->units, r->unit_source ? r->unit_source : "none", r->ngaps,
+		s->nobs, s->ngap_obs, s->nzero_obs);
+}
+
+static void diff_text(FILE *f, const struct an_result *b, const struct an_result *a,
+		      const struct df_result *d, const struct diff_opts *o)
+{
+	char d1[32], d2[32], d3[32], d4[32], p1[32];
+	double eb = efficiency(b), ea = efficiency(a);
+
+	fprintf(f, "gaptrace diff: %s -> %s\n", b->path, a->path);
+	side_line(f, "before:", b, &d->before);
+	side_line(f, "after:", a, &d->after);
+	fputc('\n', f);
+	fprintf(f, "  GPU efficiency  %6.1f %% -> %6.1f %%   (%+.1f points)\n", 100 * eb, 100 * ea,
+		100 * (ea - eb));
+	fprintf(f, "  gaps            %8zu -> %-8zu (%+lld)\n", b->ngaps, a->ngaps,
+		(long long)a->ngaps - (long long)b->ngaps);
+	fprintf(f, "  gap time      %10s -> %-10s (%s)\n",
+		gt_fmt_dur(b->gap_ns_total, d1, sizeof(d1)),
+		gt_fmt_dur(a->gap_ns_total, d2, sizeof(d2)),
+		sdur((double)a->gap_ns_total - (double)b->gap_ns_total, d3, sizeof(d3)));
+	if (b->ndevices > 1 || a->ndevices > 1)
+		for (size_t i = 0; i < b->ndevices; i++)
+			for (size_t j = 0; j < a->ndevices; j++)
+				if (b->devices[i].id == a->devices[j].id)
+					fprintf(f, "    device %u: %.1f %% -> %.1f %%\n",
+						b->devices[i].id,
+						100 * (double)b->devices[i].busy_ns /
+							(double)GT_MAX(b->devices[i].span_ns, 1),
+						100 * (double)a->devices[j].busy_ns /
+							(double)GT_MAX(a->devices[j].span_ns, 1));
+	fputc('\n', f);
+
+	fprintf(f, "Per gap (a unit transition without a gap counts as 0), in ms\n");
+	fprintf(f, "  %-10s %26s   %26s   %-32s\n", "", "--------- before ---------",
+		"---------- after ---------", "------ change of the mean ------");
+	fprintf(f, "  %-10s %8s %8s %8s   %8s %8s %8s   %9s  %-21s %-8s\n", "", "median", "p90",
+		"p99", "median", "p90", "p99", "change", "99% interval", "p");
+	for (int i = 0; i < DF_NVAL; i++) {
+		/* The whole gap first, then each category. */
+		int k = i ? i - 1 : DF_TOTAL;
+		const struct df_value *v = &d->val[k];
+		char ci[48] = "";
+
+		if (k != DF_TOTAL && !v->before.sum && !v->after.sum)
+			continue;
+		if (v->ci_ok)
+			snprintf(ci, sizeof(ci), "[%+.3f, %+.3f]", v->ci_lo / 1e6, v->ci_hi / 1e6);
+		fprintf(f, "  %-10s %8.3f %8.3f %8.3f   %8.3f %8.3f %8.3f   %+9.3f  %-21s %-8s %s\n",
+			diff__value_name(k), v->before.median / 1e6, v->before.p90 / 1e6,
+			v->before.p99 / 1e6, v->after.median / 1e6, v->after.p90 / 1e6,
+			v->after.p99 / 1e6, v->d_mean / 1e6, ci, pval(v->mw.p, p1, sizeof(p1)),
+			v->significant ? (v->d_mean < 0 ? "SIGNIFICANT drop" : "SIGNIFICANT rise")
+			: v->mw.p < d->rule.alpha && !v->practical ? "(too small to matter)"
+								   : "");
+	}
+	fputc('\n', f);
+	if (d->nsignificant) {
+		fprintf(f, "Significant changes:");
+		for (int k = DF_NVAL - 1, first = 1; k >= 0; k--) {
+			const struct df_value *v = &d->val[k];
+
+			if (!v->significant)
+				continue;
+			fprintf(f, "%s %s %s per gap (p = %s)", first ? "" : ";", diff__value_name(k),
+				sdur(v->d_mean, d1, sizeof(d1)), pval(v->mw.p, p1, sizeof(p1)));
+			first = 0;
+		}
+		fputc('\n', f);
+	} else {
+		fprintf(f, "No significant change.\n");
+	}
+	fprintf(f, "  (significant: Mann-Whitney p < %g, bootstrap %.0f%% interval of the mean "
+		   "change excluding 0, and |change| >= max(%s, %.0f%% of before))\n",
+		d->rule.alpha, 100 * CI_LEVEL,
+		gt_fmt_dur(d->rule.min_effect_ns, d1, sizeof(d1)), 100 * d->rule.min_effect_frac);
+
+	if (d->npairs) {
+		const struct df_value *t = &d->val[DF_TOTAL];
+
+		fprintf(f, "\nPaired by unit (%zu transitions in both): median change %s per "
+			   "transition, Wilcoxon signed-rank p = %s\n",
+			d->npairs, sdur(t->pair_d_median, d1, sizeof(d1)),
+			pval(t->wx.p, p1, sizeof(p1)));
+		fprintf(f, "  %-14s %12s %12s %12s   %s\n", "units", "before", "after", "change",
+			"largest category change");
+		for (size_t i = 0; i < d->npairs && i < o->top; i++) {
+			const struct df_pair *p = &d->pairs[i];
+			char u[40];
+			int big = 0;
+
+			for (int c = 1; c < GT_CAT_MAX; c++)
+				if (fabs(p->after[c] - p->before[c]) >
+				    fabs(p->after[big] - p->before[big]))
+					big = c;
+			snprintf(u, sizeof(u), "%lld -> %lld", (long long)p->ub, (long long)p->ua);
+			fprintf(f, "  %-14s %12s %12s %12s   %s %s\n", u,
+				dur(p->before[DF_TOTAL], d1, sizeof(d1)),
+				dur(p->after[DF_TOTAL], d2, sizeof(d2)),
+				sdur(p->after[DF_TOTAL] - p->before[DF_TOTAL], d3, sizeof(d3)),
+				gt_cat_names[big],
+				sdur(p->after[big] - p->before[big], d4, sizeof(d4)));
+		}
+		if (d->npairs > o->top)
+			fprintf(f, "  ... %zu more (--top N)\n", d->npairs - o->top);
+	}
+
+	if (d->nstacks) {
+		fprintf(f, "\nStacks that moved most (attributed gap time, after - before)\n");
+		for (size_t i = 0; i < d->nstacks && i < o->top; i++) {
+			const struct df_stack *s = &d->stacks[i];
+
+			if (s->after_ns == s->before_ns)
+				break;
+			fprintf(f, "  %11s  %-9s %s  (%s -> %s)\n",
+				sdur((double)s->after_ns - (double)s->before_ns, d1, sizeof(d1)),
+				s->cat >= 0 ? gt_cat_names[s->cat] : "?", s->summary,
+				gt_fmt_dur(s->before_ns, d2, sizeof(d2)),
+				gt_fmt_dur(s->after_ns, d3, sizeof(d3)));
+		}
+	}
+}
+
+/* ns values are whole numbers in JSON; means and quantiles are rounded. */
+static void json_kns(struct json *j, const char *key, double ns)
+{
+	json_ki64(j, key, (int64_t)llround(ns));
+}
+
+static void json_dist(struct json *j, const char *key, const struct df_dist *d)
+{
+	json_key(j, key);
+	json_obj_begin(j);
+	json_kns(j, "mean_ns", d->mean);
+	json_kns(j, "median_ns", d->median);
+	json_kns(j, "p90_ns", d->p90);
+	json_kns(j, "p99_ns", d->p99);
+	json_kns(j, "total_ns", d->sum);
+	json_obj_end(j);
+}
+
+static void json_test(struct json *j, const char *key, const struct st_test *t, bool wilcoxon)
+{
+	json_key(j, key);
+	json_obj_begin(j);
+	json_kdouble(j, wilcoxon ? "w_plus" : "u", t->stat);
+	json_kdouble(j, "z", t->z);
+	json_kdouble(j, "p", t->p);
+	json_kbool(j, "exact", t->exact);
+	if (wilcoxon)
+		json_ku64(j, "nonzero_pairs", t->n);
+	json_obj_end(j);
+}
+
+static void json_value(struct json *j, const struct df_value *v, const char *key)
+{
+	json_key(j, key);
+	json_obj_begin(j);
+	json_dist(j, "before", &v->before);
+	json_dist(j, "after", &v->after);
+	json_key(j, "change");
+	json_obj_begin(j);
+	json_kns(j, "mean_ns", v->d_mean);
+	json_kns(j, "median_ns", v->d_median);
+	json_kns(j, "total_ns", v->after.sum - v->before.sum);
+	json_key(j, "ci99_low_ns");
+	if (v->ci_ok)
+		json_i64(j, (int64_t)llround(v->ci_lo));
+	else
+		json_null(j);
+	json_key(j, "ci99_high_ns");
+	if (v->ci_ok)
+		json_i64(j, (int64_t)llround(v->ci_hi));
+	else
+		json_null(j);
+	json_obj_end(j);
+	json_test(j, "mann_whitney", &v->mw, false);
+	json_kbool(j, "practical", v->practical);
+	json_kbool(j, "significant", v->significant);
+	json_key(j, "paired");
+	json_obj_begin(j);
+	json_kns(j, "median_change_ns", v->pair_d_median);
+	json_test(j, "wilcoxon", &v->wx, true);
+	json_obj_end(j);
+	json_obj_end(j);
+}
+
+static void json_side(struct json *j, const char *key, const struct an_result *r,
+		      const struct df_side *s)
+{
+	json_key(j, key);
+	json_obj_begin(j);
+	json_kstr(j, "path", r->path);
+	json_kstr(j, "comm", r->comm);
+	json_ku64(j, "pid", r->pid);
+	json_ku64(j, "duration_ns", r->duration_ns);
+	json_kstr(j, "unit_source", r->unit_source ? r->unit_source : "none");
+	json_ku64(j, "units", r->units);
+	json_ku64(j, "gaps", r->ngaps);
+	json_ku64(j, "gap_ns", r->gap_ns_total);
+	json_kdouble(j, "efficiency", efficiency(r));
+	json_ku64(j, "lost_events", r->lost_ringbuf + r->lost_map_full);
+	json_ku64(j, "observations", s->nobs);
+	json_ku64(j, "gap_free_transitions", s->nzero_obs);
+	json_key(j, "devices");
+	json_arr_begin(j);
+	for (size_t i = 0; i < r->ndevices; i++) {
+		const struct an_device *d = &r->devices[i];
+
+		json_obj_begin(j);
+		json_ku64(j, "id", d->id);
+		json_ku64(j, "busy_ns", d->busy_ns);
+		json_ku64(j, "span_ns", d->span_ns);
+		json_kdouble(j, "efficiency", d->span_ns ? (double)d->busy_ns / d->span_ns : 0);
+		json_ku64(j, "gaps", d->gaps);
+		json_ku64(j, "gap_ns", d->gap_ns);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void json_frames(struct json *j, const char *key)
+{
+	const char *p = key;
+
+	json_key(j, "frames");
+	json_arr_begin(j);
+	while (*p) {
+		const char *q = strchr(p, ';');
+		size_t n = q ? (size_t)(q - p) : strlen(p);
+		char buf[256];
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)GT_MIN(n, sizeof(buf) - 1), p);
+		json_str(j, buf);
+		p += n;
+		if (*p)
+			p++;
+	}
+	json_arr_end(j);
+}
+
+static void diff_json(FILE *f, const struct an_result *b, const struct an_result *a,
+		      const struct df_result *d, const struct diff_opts *o)
+{
+	struct json j;
+
+	json_init(&j, f, true);
+	json_obj_begin(&j);
+	json_kstr(&j, "schema", "gaptrace.diff/1");
+	json_side(&j, "before", b, &d->before);
+	json_side(&j, "after", a, &d->after);
+	json_key(&j, "rule");
+	json_obj_begin(&j);
+	json_kstr(&j, "test", "mann-whitney-u");
+	json_kdouble(&j, "alpha", d->rule.alpha);
+	json_ku64(&j, "min_effect_ns", d->rule.min_effect_ns);
+	json_kdouble(&j, "min_effect_fraction", d->rule.min_effect_frac);
+	json_kdouble(&j, "ci_level", CI_LEVEL);
+	json_ku64(&j, "bootstrap_iterations", d->rule.boot_iters);
+	json_ku64(&j, "min_gap_ns", o->an.min_gap_ns);
+	json_obj_end(&j);
+	json_kdouble(&j, "efficiency_change", efficiency(a) - efficiency(b));
+	json_ki64(&j, "gaps_change", (int64_t)a->ngaps - (int64_t)b->ngaps);
+	json_ki64(&j, "gap_ns_change", (int64_t)a->gap_ns_total - (int64_t)b->gap_ns_total);
+	json_value(&j, &d->val[DF_TOTAL], "total");
+	json_key(&j, "by_category");
+	json_obj_begin(&j);
+	for (int c = 0; c < GT_CAT_MAX; c++)
+		json_value(&j, &d->val[c], gt_cat_names[c]);
+	json_obj_end(&j);
+	json_key(&j, "significant");
+	json_arr_begin(&j);
+	for (int k = 0; k < DF_NVAL; k++)
+		if (d->val[k].significant)
+			json_str(&j, diff__value_name(k));
+	json_arr_end(&j);
+
+	json_key(&j, "pairs");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < d->npairs; i++) {
+		const struct df_pair *p = &d->pairs[i];
+
+		json_obj_begin(&j);
+		json_ki64(&j, "unit_before", p->ub);
+		json_ki64(&j, "unit_after", p->ua);
+		json_kns(&j, "before_ns", p->before[DF_TOTAL]);
+		json_kns(&j, "after_ns", p->after[DF_TOTAL]);
+		json_kns(&j, "change_ns", p->after[DF_TOTAL] - p->before[DF_TOTAL]);
+		json_key(&j, "change_by_category");
+		json_obj_begin(&j);
+		for (int c = 0; c < GT_CAT_MAX; c++)
+			json_kns(&j, gt_cat_names[c], p->after[c] - p->before[c]);
+		json_obj_end(&j);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+
+	json_key(&j, "stacks");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < d->nstacks && i < o->top; i++) {
+		const struct df_stack *s = &d->stacks[i];
+
+		if (s->after_ns == s->before_ns)
+			break;
+		json_obj_begin(&j);
+		json_kstr(&j, "category", s->cat >= 0 ? gt_cat_names[s->cat] : "unknown");
+		json_kstr(&j, "summary", s->summary);
+		json_frames(&j, s->key);
+		json_ku64(&j, "before_ns", s->before_ns);
+		json_ku64(&j, "after_ns", s->after_ns);
+		json_ki64(&j, "change_ns", (int64_t)s->after_ns - (int64_t)s->before_ns);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	fputc('\n', f);
+}
+
+/* ---- command ---- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: gaptrace diff BEFORE AFTER [options]\n"
+		"\n"
+		"Compares two captures of the same program, taken before and after a change,\n"
+		"and says whether the GPU's idle gaps shrank, in which category, and whether\n"
+		"that is more than run-to-run noise.\n"
+		"\n"
+		"Each gap is one observation of its category times (a unit-to-unit transition\n"
+		"without any gap counts as a gap of 0, so a removed gap is not a lost data\n"
+		"point).  Per category it prints the median, p90 and p99 per gap, the change of\n"
+		"the mean with a 99%% bootstrap interval, and a two-sided Mann-Whitney U p-value\n"
+		"(exact for up to %d observations).  A change is SIGNIFICANT only when p < alpha,\n"
+		"the interval excludes 0 and the change is at least --min-effect and 10%% of the\n"
+		"before mean: a one-off fluctuation is not a win.  Inter-unit gaps are also\n"
+		"paired by unit id (Wilcoxon signed-rank), and the stacks whose attributed gap\n"
+		"time moved most are listed.  Record the same workload (same units) twice for\n"
+		"the comparison to mean something.\n"
+		"\n"
+		"Options:\n"
+		"  -f, --format text|json  output format (default text; json follows schema\n"
+		"                          gaptrace.diff/1, see docs/report-schema.md)\n"
+		"      --flame svg         instead, a differential flame graph: AFTER's gap-time\n"
+		"                          stacks, red where they grew, blue where they shrank\n"
+		"  -o, --output FILE       write to FILE instead of stdout\n"
+		"  -n, --top N             transitions and stacks listed (default 10)\n"
+		"  -a, --alpha P           p-value threshold (default 0.01)\n"
+		"  -e, --min-effect DUR    smallest mean change per gap that matters\n"
+		"                          (default 500us)\n"
+		"  -m, --min-gap DUR       shortest idle time that is a gap (default 1ms)\n"
+		"  -u, --unit SPEC         work units for both captures (see report --help)\n"
+		"  -h, --help              this help\n"
+		"\n"
+		"Example:\n"
+		"  gaptrace diff before.gtcap after.gtcap\n"
+		"  gaptrace diff before.gtcap after.gtcap --flame svg -o change.svg\n"
+		"\n"
+		"Exit codes: 0 ok (whatever the verdict), 1 a capture cannot be read, 2 bad usage.\n",
+		ST_EXACT_MAX);
+}
+
+/*
+ * AFTER's stacks sized by their gap time and coloured by the change from
+ * BEFORE.  When AFTER has no gap time left there is nothing to size by, so
+ * BEFORE's stacks are drawn instead (all blue: gone), and the subtitle says so.
+ */
+static int diff_flame(FILE *out, const struct an_result *b, const struct an_result *a,
+		      struct capture *cb, struct capture *ca)
+{
+	struct flame_svg_opts so = { .differential = true, .width_side = FLAME_AFTER };
+	struct flame_filter fb, fa;
+	struct flame *fl = flame__new();
+	char sub[512];
+	int ret;
+
+	flame_filter__init(&fb);
+	flame_filter__init(&fa);
+	fb.cap = cb;
+	fa.cap = ca;
+	flame__add_result(fl, b, &fb, FLAME_BEFORE);
+	flame__add_result(fl, a, &fa, FLAME_AFTER);
+	if (!flame__total(fl, FLAME_AFTER) && flame__total(fl, FLAME_BEFORE))
+		so.width_side = FLAME_BEFORE;
+	snprintf(sub, sizeof(sub), "%s -> %s: %s; red grew, blue shrank", b->path, a->path,
+		 so.width_side == FLAME_AFTER ? "widths are AFTER's gap time"
+					      : "AFTER has no gap time: widths are BEFORE's");
+	so.title = "gaptrace diff: where GPU idle time changed";
+	so.subtitle = sub;
+	ret = flame__write_svg(fl, out, &so);
+	flame__free(fl);
+	return ret;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "flame", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "alpha", required_argument, NULL, 'a' },
+		{ "min-effect", required_argument, NULL, 'e' },
+		{ "min-gap", required_argument, NULL, 'm' },
+		{ "unit", required_argument, NULL, 'u' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct diff_opts o = { .format = "text", .top = 10 };
+	struct capture *cb = NULL, *ca = NULL;
+	struct an_result *rb = NULL, *ra = NULL;
+	struct df_result *d = NULL;
+	const char *outpath = NULL;
+	FILE *out = stdout;
+	int c, ret = GT_EXIT_FAIL;
+	char *end;
+
+	an_opts__defaults(&o.an);
+	o.an.pieces = true;
+	df_rule__defaults(&o.rule);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:o:n:a:e:m:u:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+				gt_err("bad --format '%s': use text or json", optarg);
+				return GT_EXIT_USAGE;
+			}
+			o.format = optarg;
+			break;
+		case 'F':
+			if (strcmp(optarg, "svg")) {
+				gt_err("bad --flame '%s': use svg", optarg);
+				return GT_EXIT_USAGE;
+			}
+			o.flame = optarg;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'n':
+			o.top = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !*optarg) {
+				gt_err("bad --top '%s': give a number of rows", optarg);
+				return GT_EXIT_USAGE;
+			}
+			break;
+		case 'a':
+			o.rule.alpha = strtod(optarg, &end);
+			if (*end || !*optarg || !(o.rule.alpha > 0 && o.rule.alpha < 1)) {
+				gt_err("bad --alpha '%s': give a p-value threshold such as 0.01",
+				       optarg);
+				return GT_EXIT_USAGE;
+			}
+			break;
+		case 'e':
+			if (gt_parse_duration(optarg, &o.rule.min_effect_ns)) {
+				gt_err("bad --min-effect '%s': use e.g. 500us, 2ms", optarg);
+				return GT_EXIT_USAGE;
+			}
+			break;
+		case 'm':
+			if (gt_parse_duration(optarg, &o.an.min_gap_ns) || !o.an.min_gap_ns) {
+				gt_err("bad --min-gap '%s': use e.g. 1ms, 500us", optarg);
+				return GT_EXIT_USAGE;
+			}
+			break;
+		case 'u':
+			if (report__parse_unit(optarg, &o.an)) {
+				gt_err("bad --unit '%s': use usdt, func:FUNC or burst:DUR", optarg);
+				return GT_EXIT_USAGE;
+			}
+			break;
+		case 'v':
+			gt_verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return GT_EXIT_OK;
+		default:
+			gt_err("bad option; see 'gaptrace diff --help'");
+			return GT_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		gt_err("give two captures: gaptrace diff BEFORE AFTER (see --help)");
+		return GT_EXIT_USAGE;
+	}
+	if (report__open_analyse(argv[optind], &o.an, &cb, &rb) ||
+	    report__open_analyse(argv[optind + 1], &o.an, &ca, &ra))
+		goto cleanup;
+	if (outpath) {
+		out = fopen(outpath, "w");
+		if (!out) {
+			gt_err("cannot write %s: %s", outpath, strerror(errno));
+			out = stdout;
+			goto cleanup;
+		}
+	}
+	if (o.flame) {
+		if (diff_flame(out, rb, ra, cb, ca))
+			goto cleanup;
+	} else {
+		d = diff__compute(rb, ra, &o.rule, cb, ca);
+		if (!strcmp(o.format, "json"))
+			diff_json(out, rb, ra, d, &o);
+		else
+			diff_text(out, rb, ra, d, &o);
+	}
+	if (fflush(out) || ferror(out)) {
+		gt_err("writing the diff failed: %s", strerror(errno));
+		goto cleanup;
+	}
+	ret = GT_EXIT_OK;
+cleanup:
+	if (out != stdout)
+		fclose(out);
+	diff__free(d);
+	an_result__free(rb);
+	an_result__free(ra);
+	capture__close(cb);
+	capture__close(ca);
+	return ret;
+}
