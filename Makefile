@@ -61,7 +61,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps demo test unit-test integration-test bench format install fuzz cupti workloads \
+.PHONY: all clean deps demo test unit-test integration-test browser-test bench format install fuzz cupti workloads \
 	gpu-workload
 
 all: $(OUTPUT)/gaptrace workloads cupti
@@ -168,6 +168,13 @@ unit-test: $(TESTS) $(ASAN_TESTS)
 
 integration-test: $(OUTPUT)/gaptrace workloads
 	$(Q)tests/integration/run-all $(OUTPUT)
+
+# Headless Chromium (Debian's chromium, npm playwright-core): the flame graph
+# SVG (hover, zoom, search) and its folded stacks in speedscope, the HTML report
+# and the trace export must open without errors; screenshots in .output/artifacts.
+browser-test: $(OUTPUT)/gaptrace workloads $(OUTPUT)/tests/test_flame
+	$(Q)tools/install-deps --browser
+	$(Q)tests/browser/run $(OUTPUT)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -38,4 +38,16 @@ static __always_inline struct pt_regs *gt_task_regs_raw(struct task_struct *t, _
 	return (struct pt_regs *)((char *)stack + thread_size) - 1;
 }
 
+/*
+ * The innermost pending uretprobe return of task t (NULL: none).  Only
+ * kernels with CONFIG_UPROBES have task_struct::utask; the field names of
+ * struct return_instance (stack, orig_ret_vaddr, next) are stable since 3.x.
+ */
+static __always_inline struct return_instance *gt_uretprobe_returns(struct task_struct *t)
+{
+	if (!bpf_core_field_exists(t->utask))
+		return NULL;
+	return BPF_CORE_READ(t, utask, return_instances);
+}
+
 #endif /* GT_CORE_FIXES_BPF_H */

@@ -262,6 +262,27 @@ static __always_inline __u32 copy_ustack(__u8 *dst, __u64 sp, __u32 max)
 	return 0;
 }
 
+/*
+ * A function under a uretprobe (the default probes: munmap, malloc_trim,
+ * ...) has its return address on the user stack replaced by the uprobes
+ * trampoline until it returns: put the original back into the copy, or the
+ * unwinder stops there.  The kernel keeps each hijacked slot's address
+ * (return_instance::stack, sp at function entry) and original value.
+ */
+static __always_inline void fix_uretprobes(__u8 *data, __u64 sp, __u32 len, __u32 max)
+{
+	struct return_instance *ri = gt_uretprobe_returns(bpf_get_current_task_btf());
+	__u64 slot, off;
+
+	for (int i = 0; i < 8 && ri; i++) {
+		slot = BPF_CORE_READ(ri, stack);
+		off = slot - sp;
+		if (slot >= sp && off + 8 <= len && off <= max - 8 && !(off & 7))
+			*(__u64 *)(data + off) = BPF_CORE_READ(ri, orig_ret_vaddr);
+		ri = BPF_CORE_READ(ri, next);
+	}
+}
+
 /* Fills the thread's snapshot slot at switch-out (prev is still current). */
 static __always_inline void snap_ustack(__u32 tgid, __u32 tid, __u64 now, struct pt_regs *regs)
 {
@@ -289,6 +310,7 @@ static __always_inline void snap_ustack(__u32 tgid, __u32 tid, __u64 now, struct
 	s->flags = 0;
 	copy_uregs(s->regs, regs);
 	s->stack_size = copy_ustack(s->data, s->regs[7], cfg_dwarf_bytes);
+	fix_uretprobes(s->data, s->regs[7], s->stack_size, cfg_dwarf_bytes);
 }
 
 /* Sends the snapshot of the interval that began at off_ns, ahead of its record. */
@@ -664,6 +686,7 @@ static __always_inline void sample_ustack(__u64 id, __u64 now)
 	n = copy_ustack(s->data, s->regs[7], cfg_dwarf_sample_bytes);
 	if (n > cfg_dwarf_sample_bytes)
 		n = cfg_dwarf_sample_bytes;
+	fix_uretprobes(s->data, s->regs[7], n, cfg_dwarf_sample_bytes);
 	s->stack_size = n;
 	fill_hdr(&s->hdr, GT_REC_USTACK, (__u16)(offsetof(struct gt_ustack, data) + n), now);
 	if (bpf_ringbuf_output(&events, s, offsetof(struct gt_ustack, data) + n,

@@ -12,6 +12,11 @@
  * enabled only while the gpu_batch probe's semaphore says a tracer is attached,
  * and disabled again when it leaves.
  *
+ * Environment: GAPTRACE_CUPTI_WAIT_MS (launch mode: wait that long in
+ * InitializeInjection for a tracer), GAPTRACE_CUPTI_VERBOSE (state changes on
+ * stderr), GAPTRACE_CUPTI_CLOCK=offset (no timestamp callback; CUPTI's clock
+ * plus a measured offset instead).
+ *
  * Rules: the host program must never notice us.  No exit, abort or signal; no
  * output except one line when CUPTI refuses us (then we step aside) and one
  * when CUPTI drops records; errno preserved in every callback; our threads are
@@ -1117,6 +1122,7 @@ static int init_once(void)
 	typedef CUptiResult (*ts_reg_t)(CUpti_TimestampCallbackFunc);
 	int expect = ST_IDLE;
 	char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1];
+	const char *clock_env;
 	ts_reg_t ts_reg;
 	CUptiResult res;
 	uint8_t one = 1;
@@ -1155,8 +1161,15 @@ static int init_once(void)
 		report_failure("cuptiSetThreadIdType(SYSTEM)", cupti_str(res));
 		goto fail;
 	}
-	/* Before any kind is enabled, as CUPTI requires; absent before CUDA 12.x. */
+	/*
+	 * Before any kind is enabled, as CUPTI requires; absent before CUDA 12.x.
+	 * GAPTRACE_CUPTI_CLOCK=offset skips it, for CUPTI versions whose callback
+	 * timestamps are wrong (the report's clock check shows violations then).
+	 */
 	ts_reg = (ts_reg_t)cupti_sym("cuptiActivityRegisterTimestampCallback");
+	clock_env = getenv("GAPTRACE_CUPTI_CLOCK");
+	if (clock_env && strcmp(clock_env, "offset") == 0)
+		ts_reg = NULL;
 	g_clock_mode = ts_reg && ts_reg(mono_ns) == CUPTI_SUCCESS ? CLK_CALLBACK : CLK_OFFSET;
 	/* We hand CUPTI zeroed buffers, so it need not zero them on the program's threads. */
 	g_zeroed = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &sz,

@@ -508,7 +508,8 @@ static void assert_well_formed(const char *x)
 			assert_non_null(e);
 			assert_true(depth > 0);
 			depth--;
-			if ((size_t)(e - p - 2) != lens[depth] || strncmp(p + 2, stack[depth], lens[depth]))
+			if ((size_t)(e - p - 2) != lens[depth] ||
+			    strncmp(p + 2, stack[depth], lens[depth]))
 				fail_msg("</%.*s> closes <%.*s>", (int)(e - p - 2), p + 2,
 					 (int)lens[depth], stack[depth]);
 			p = e + 1;
@@ -552,6 +553,26 @@ static char *svg_of(const struct flame *fl, const struct flame_svg_opts *o)
 	return buf;
 }
 
+/*
+ * With GT_FLAME_ARTIFACTS=DIR, the synthetic graph is also written there
+ * (flame-synthetic.svg/.folded) for the browser tests (tests/browser/run).
+ */
+static void save_artifact(const char *name, const struct flame *fl, bool svg)
+{
+	const char *dir = getenv("GT_FLAME_ARTIFACTS");
+	struct flame_svg_opts o = { .subtitle = "synthetic capture of test_flame" };
+	char path[512];
+	FILE *f;
+
+	if (!dir || !*dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(svg ? flame__write_svg(fl, f, &o) : flame__write_folded(fl, f), 0);
+	assert_int_equal(fclose(f), 0);
+}
+
 static void test_flame_svg_well_formed(void **state)
 {
 	struct synth s;
@@ -567,10 +588,14 @@ static void test_flame_svg_well_formed(void **state)
 	f.cap = rn.c;
 	fl = flame__from_result(rn.r, &f);
 	/* A name that needs escaping. */
-	flame__add_stack(fl,
-			 (const char *const[]){ "cpu", "[t]",
-						"<alloc::vec::Vec<u8> as core::ops::drop::Drop>::drop" },
-			 3, -1, 1 * MS, FLAME_AFTER);
+	{
+		const char *const esc[] = { "cpu", "[t]",
+					    "<alloc::vec::Vec<u8> as core::ops::drop::Drop>::drop" };
+
+		flame__add_stack(fl, esc, 3, -1, 1 * MS, FLAME_AFTER);
+	}
+	save_artifact("flame-synthetic.svg", fl, true);
+	save_artifact("flame-synthetic.folded", fl, false);
 	svg = svg_of(fl, &o);
 	assert_true(!strncmp(svg, "<?xml version=\"1.0\"", 19));
 	assert_well_formed(svg);
@@ -581,7 +606,8 @@ static void test_flame_svg_well_formed(void **state)
 	assert_non_null(strstr(svg, "<title>prover::msm::compute</title>"));
 	assert_non_null(strstr(svg, "<title>prover::ntt::forward</title>"));
 	assert_non_null(strstr(svg, "<title>[libfoo.so+0x3234]</title>"));
-	assert_non_null(strstr(svg, "&lt;alloc::vec::Vec&lt;u8&gt; as core::ops::drop::Drop&gt;::drop"));
+	assert_non_null(
+		strstr(svg, "&lt;alloc::vec::Vec&lt;u8&gt; as core::ops::drop::Drop&gt;::drop"));
 	assert_null(strstr(svg, "<alloc::"));
 	assert_non_null(strstr(svg, "synthetic &lt;test&gt; &amp; more"));
 	assert_non_null(strstr(svg, gt_cat_color[GT_CAT_LOCK]));
@@ -661,7 +687,8 @@ static void test_flame_svg_differential(void **state)
 
 		assert_int_equal(flame__write_folded_diff(fl, m), 0);
 		fclose(m);
-		assert_text(buf, "lock;[w];grew 1000000 4000000\nlock;[w];shrank 4000000 2000000\n");
+		assert_text(buf, "lock;[w];grew 1000000 4000000\n"
+				 "lock;[w];shrank 4000000 2000000\n");
 		free(buf);
 	}
 	flame__free(fl);
@@ -729,7 +756,8 @@ static void test_flame_top_stacks(void **state)
 	fl = flame__from_result(rn.r, NULL);
 	assert_int_equal(flame__top_stacks(fl, -1, 4, collect_cb, &c), 4);
 	assert_string_equal(c.text[0], "allocator 10000000 gpu-worker: [malloc_trim]");
-	assert_string_equal(c.text[1], "lock 8000000 gpu-worker: prover::gpu::Pool::lock() worker_main");
+	assert_string_equal(c.text[1],
+			    "lock 8000000 gpu-worker: prover::gpu::Pool::lock() worker_main");
 	assert_string_equal(c.text[2], "cpu 6000000 synth-0: synth_main");
 	assert_string_equal(c.text[3], "cpu 5000000 gpu-worker: prover::msm::compute main");
 	c.n = 0;
@@ -782,7 +810,8 @@ static void test_flame_json_top_stacks(void **state)
 				    "\"prover::gpu::Pool::lock()\",\"worker_main\"]},"
 				    "{\"category\":\"cpu\",\"ns\":5000000,"));
 	assert_non_null(strstr(buf, "\"top_stacks\":[{\"category\":\"allocator\",\"ns\":10000000,"
-				    "\"thread_name\":\"gpu-worker\",\"frames\":[\"[malloc_trim]\"]}]"));
+				    "\"thread_name\":\"gpu-worker\","
+				    "\"frames\":[\"[malloc_trim]\"]}]"));
 	free(buf);
 	flame__free(scratch);
 	run_free(&rn);

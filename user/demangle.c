@@ -207,7 +207,8 @@ static void legacy_elem(struct dbuf *b, const char *r, size_t n)
 				break;
 			elen = (size_t)(end - r - 1);
 			for (k = 0; k < sizeof(map) / sizeof(map[0]); k++) {
-				if (strlen(map[k].esc) == elen && !memcmp(r + 1, map[k].esc, elen)) {
+				if (strlen(map[k].esc) == elen &&
+				    !memcmp(r + 1, map[k].esc, elen)) {
 					db_putc(b, map[k].c);
 					done = true;
 					break;
@@ -225,7 +226,8 @@ static void legacy_elem(struct dbuf *b, const char *r, size_t n)
 					c = c * 16 + (uint64_t)hexval(r[k]);
 				}
 				/* Control characters are left escaped, as rustc-demangle does. */
-				if (ok && valid_scalar(c) && c >= 0x20 && !(c >= 0x7f && c < 0xa0)) {
+				if (ok && valid_scalar(c) && c >= 0x20 &&
+				    !(c >= 0x7f && c < 0xa0)) {
 					db_utf8(b, (uint32_t)c);
 					done = true;
 				}

@@ -398,6 +398,14 @@ static void diff_text(FILE *f, const struct an_result *b, const struct an_result
 	fprintf(f, "gaptrace diff: %s -> %s\n", b->path, a->path);
 	side_line(f, "before:", b, &d->before);
 	side_line(f, "after:", a, &d->after);
+	for (size_t i = 0; i < b->nwarnings; i++)
+		fprintf(f, "  warning (before): %s\n", b->warnings[i]);
+	for (size_t i = 0; i < a->nwarnings; i++)
+		fprintf(f, "  warning (after): %s\n", a->warnings[i]);
+	if (!d->before.nobs && !d->after.nobs)
+		fprintf(f, "  neither capture has a gap of at least %s: there is nothing to "
+			   "compare (see --min-gap)\n",
+			gt_fmt_dur(o->an.min_gap_ns, d1, sizeof(d1)));
 	fputc('\n', f);
 	fprintf(f, "  GPU efficiency  %6.1f %% -> %6.1f %%   (%+.1f points)\n", 100 * eb, 100 * ea,
 		100 * (ea - eb));
@@ -604,6 +612,11 @@ static void json_side(struct json *j, const char *key, const struct an_result *r
 		json_ku64(j, "gap_ns", d->gap_ns);
 		json_obj_end(j);
 	}
+	json_arr_end(j);
+	json_key(j, "warnings");
+	json_arr_begin(j);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		json_str(j, r->warnings[i]);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -857,7 +870,8 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case 'u':
 			if (report__parse_unit(optarg, &o.an)) {
-				gt_err("bad --unit '%s': use usdt, func:FUNC or burst:DUR", optarg);
+				gt_err("bad --unit '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR",
+				       optarg);
 				return GT_EXIT_USAGE;
 			}
 			break;

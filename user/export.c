@@ -52,6 +52,7 @@ struct xb {
 	struct ev *ev;
 	size_t n, cap;
 	uint32_t next_flow;
+	uint32_t unit_lanes;
 };
 
 static uint64_t q(const struct xb *x, uint64_t ns)
@@ -220,17 +221,19 @@ static void gpu_events(struct xb *x, struct lane **lanes, size_t *nlanes)
 		if (!ln) {
 			gt_grow((void **)lanes, &cap, *nlanes, sizeof(**lanes));
 			ln = &(*lanes)[(*nlanes)++];
-			*ln = (struct lane){ o->device, o->stream, nlane, 100 + ntrack, 0 };
+			*ln = (struct lane){ o->device, o->stream, nlane,
+					     export__gpu_pid(o->device) + EXPORT_TID_STREAM + ntrack,
+					     0 };
 		}
 		ln->end = e;
-		push(x, EV_OP, s, e - s, EXPORT_PID_GPU + o->device, ln->tid, (uint32_t)i, 0, 0);
+		push(x, EV_OP, s, e - s, export__gpu_pid(o->device), ln->tid, (uint32_t)i, 0, 0);
 		if (o->launch_tid && o->launch_ns &&
 		    covered(x, thread_of(tl, o->launch_tid), q(x, o->launch_ns))) {
 			const struct tl_thread *lt = thread_of(tl, o->launch_tid);
 			uint32_t id = ++x->next_flow;
 
 			push(x, EV_FLOW_S, q(x, o->launch_ns), 0, lt->pid, lt->tid, id, 1, 0);
-			push(x, EV_FLOW_F, e - s >= 2 ? s + 1 : s, 0, EXPORT_PID_GPU + o->device,
+			push(x, EV_FLOW_F, e - s >= 2 ? s + 1 : s, 0, export__gpu_pid(o->device),
 			     ln->tid, id, 1, 0);
 		}
 	}
@@ -242,14 +245,14 @@ static void gap_events(struct xb *x)
 
 	for (size_t i = 0; i < r->ngaps; i++) {
 		const struct an_gap *g = &r->gaps[i];
-		uint32_t pid = EXPORT_PID_GPU + g->device;
+		uint32_t pid = export__gpu_pid(g->device), tid = pid + EXPORT_TID_GAPS;
 
-		slice(x, EV_GAP, g->start_ns, g->end_ns, pid, 1, (uint32_t)i, 0, 0);
+		slice(x, EV_GAP, g->start_ns, g->end_ns, pid, tid, (uint32_t)i, 0, 0);
 		for (size_t h = 0; h < g->nchain; h++)
-			slice(x, EV_HOP, g->chain[h].from_ns, g->chain[h].to_ns, pid, 1, (uint32_t)i,
+			slice(x, EV_HOP, g->chain[h].from_ns, g->chain[h].to_ns, pid, tid, (uint32_t)i,
 			      (uint32_t)h, (uint16_t)(1 + g->chain[h].depth));
 		if (g->launch_ns > g->start_ns && g->launch_ns < g->end_ns)
-			slice(x, EV_LAUNCH, g->launch_ns, g->end_ns, pid, 1, (uint32_t)i, 0, 1);
+			slice(x, EV_LAUNCH, g->launch_ns, g->end_ns, pid, tid, (uint32_t)i, 0, 1);
 	}
 }
 
@@ -268,10 +271,13 @@ static void unit_events(struct xb *x)
 		while (lane < GT_ARRAY_SIZE(lane_end) - 1 && lane_end[lane] > s)
 			lane++;
 		lane_end[lane] = e;
-		push(x, EV_UNIT, s, e - s, EXPORT_PID_GAPTRACE, 1 + lane, (uint32_t)i, 0, 0);
+		x->unit_lanes = GT_MAX(x->unit_lanes, lane + 1);
+		push(x, EV_UNIT, s, e - s, EXPORT_PID_GAPTRACE,
+		     EXPORT_PID_GAPTRACE + EXPORT_TID_UNITS + lane, (uint32_t)i, 0, 0);
 	}
 	for (size_t i = 0; i < tl->nlosses; i++)
-		slice(x, EV_LOSS, tl->losses[i].from, tl->losses[i].to, EXPORT_PID_GAPTRACE, 99,
+		slice(x, EV_LOSS, tl->losses[i].from, tl->losses[i].to, EXPORT_PID_GAPTRACE,
+		      EXPORT_PID_GAPTRACE + EXPORT_TID_LOSSES,
 		      (uint32_t)i, 0, 0);
 }
 
@@ -564,13 +570,13 @@ static void write_meta(struct json *j, const struct xb *x, const struct lane *la
 		meta(j, "thread_name", t->pid, t->tid, "name", t->comm[0] ? t->comm : "?", 0);
 	}
 	for (size_t d = 0; d < r->ndevices; d++) {
-		uint32_t pid = EXPORT_PID_GPU + r->devices[d].id;
+		uint32_t pid = export__gpu_pid(r->devices[d].id);
 
 		snprintf(name, sizeof(name), "GPU %u", r->devices[d].id);
 		meta(j, "process_name", pid, 0, "name", name, 0);
 		meta(j, "process_sort_index", pid, 0, "sort_index", NULL, -100 + (long)d);
-		meta(j, "thread_name", pid, 1, "name", "idle gaps (explained)", 0);
-		meta(j, "thread_sort_index", pid, 1, "sort_index", NULL, 0);
+		meta(j, "thread_name", pid, pid + EXPORT_TID_GAPS, "name", "idle gaps (explained)", 0);
+		meta(j, "thread_sort_index", pid, pid + EXPORT_TID_GAPS, "sort_index", NULL, 0);
 	}
 	for (size_t i = 0; i < nlanes; i++) {
 		if (lanes[i].lane)
@@ -578,16 +584,22 @@ static void write_meta(struct json *j, const struct xb *x, const struct lane *la
 				 lanes[i].lane + 1);
 		else
 			snprintf(name, sizeof(name), "stream %u", lanes[i].stream);
-		meta(j, "thread_name", EXPORT_PID_GPU + lanes[i].device, lanes[i].tid, "name", name,
+		meta(j, "thread_name", export__gpu_pid(lanes[i].device), lanes[i].tid, "name", name,
 		     0);
-		meta(j, "thread_sort_index", EXPORT_PID_GPU + lanes[i].device, lanes[i].tid,
-		     "sort_index", NULL, (long)lanes[i].tid);
+		meta(j, "thread_sort_index", export__gpu_pid(lanes[i].device), lanes[i].tid,
+		     "sort_index", NULL, (long)(1 + i));
 	}
 	meta(j, "process_name", EXPORT_PID_GAPTRACE, 0, "name", "gaptrace: work units", 0);
 	meta(j, "process_sort_index", EXPORT_PID_GAPTRACE, 0, "sort_index", NULL, -200);
-	meta(j, "thread_name", EXPORT_PID_GAPTRACE, 1, "name", "work units", 0);
+	for (uint32_t lane = 0; lane < x->unit_lanes; lane++) {
+		if (lane)
+			snprintf(name, sizeof(name), "work units #%u", lane + 1);
+		meta(j, "thread_name", EXPORT_PID_GAPTRACE, EXPORT_PID_GAPTRACE + EXPORT_TID_UNITS + lane,
+		     "name", lane ? name : "work units", 0);
+	}
 	if (tl->nlosses)
-		meta(j, "thread_name", EXPORT_PID_GAPTRACE, 99, "name", "lost events", 0);
+		meta(j, "thread_name", EXPORT_PID_GAPTRACE, EXPORT_PID_GAPTRACE + EXPORT_TID_LOSSES,
+		     "name", "lost events", 0);
 }
 
 static uint64_t base_of(const struct an_result *r, const struct timeline *tl)
@@ -740,7 +752,8 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'u':
 			if (report__parse_unit(optarg, &an)) {
-				gt_err("bad --unit '%s': use usdt, func:FUNC or burst:DUR", optarg);
+				gt_err("bad --unit '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR",
+				       optarg);
 				return GT_EXIT_USAGE;
 			}
 			break;

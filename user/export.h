@@ -11,9 +11,22 @@
 
 struct an_result;
 
-/* Synthetic process ids of the tracks that are not threads (above any pid_max). */
-#define EXPORT_PID_GPU 0x40000000u /* + device id */
-#define EXPORT_PID_GAPTRACE 0x3fffffffu /* work units, lost events */
+/*
+ * Tracks that are not threads get process and thread ids above any pid_max
+ * (2^22), each tid unique across the trace: Perfetto takes a tid seen under
+ * two pids for a recycled thread.
+ */
+#define EXPORT_PID_GPU 0x40000000u	    /* + (device << 16): "GPU N" */
+#define EXPORT_TID_GAPS 1		    /* + its pid: the device's idle gaps */
+#define EXPORT_TID_STREAM 0x100		    /* + its pid + n: one per stream (lane) */
+#define EXPORT_PID_GAPTRACE 0x3fff0000u	    /* work units and lost events */
+#define EXPORT_TID_UNITS 1		    /* + its pid + lane */
+#define EXPORT_TID_LOSSES 0xff		    /* + its pid */
+
+static inline uint32_t export__gpu_pid(uint32_t device)
+{
+	return EXPORT_PID_GPU + ((device & 0x3fffu) << 16);
+}
 /* Trace timestamps are multiples of this (1/8 us: exact in binary and in ns). */
 #define EXPORT_QUANTUM_NS 125
 

@@ -713,7 +713,9 @@ int flame__add_result(struct flame *fl, const struct an_result *r, const struct 
 		if (!fl->gap_start)
 			index_gaps(fl, r);
 		if ((uint64_t)f->gap < fl->gap_n && ok[f->gap]) {
-			for (uint32_t i = fl->gap_start[f->gap]; i < fl->gap_start[f->gap + 1]; i++) {
+			uint32_t from = fl->gap_start[f->gap], to = fl->gap_start[f->gap + 1];
+
+			for (uint32_t i = from; i < to; i++) {
 				const struct an_piece *p = &r->pieces[fl->gap_pieces[i]];
 
 				if (f->cat < 0 || p->cat == f->cat)
@@ -800,8 +802,8 @@ static int write_folded(const struct flame *fl, FILE *out, bool both)
 	gt_sort(lines, nlines, sizeof(*lines), cmp_line);
 	for (size_t i = 0; i < nlines; i++) {
 		if (both)
-			fprintf(out, "%s %llu %llu\n", lines[i].text, (unsigned long long)lines[i].b,
-				(unsigned long long)lines[i].a);
+			fprintf(out, "%s %llu %llu\n", lines[i].text,
+				(unsigned long long)lines[i].b, (unsigned long long)lines[i].a);
 		else
 			fprintf(out, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].a);
 		free(lines[i].text);
@@ -1136,10 +1138,8 @@ static struct rgb node_fill(const struct flame *fl, const struct fnode *nd,
 		struct rgb c = hex_rgb(gt_cat_color[nd->cat]);
 		const char *name = fl->str[nd->name];
 		/* Neighbouring frames differ a little in lightness, stably by name. */
-		double v = nd->depth <= 1 ? 0
-					  : (double)(gt_hash64(name, strlen(name), 7) % 1000) / 1000.0 *
-						    0.36 -
-						    0.18;
+		uint64_t h = gt_hash64(name, strlen(name), 7) % 1000;
+		double v = nd->depth <= 1 ? 0 : (double)h / 1000.0 * 0.36 - 0.18;
 
 		if (nd->kind == FLAME_FRAME_THREAD)
 			v = -0.12;
@@ -1162,6 +1162,7 @@ static const char svg_style[] =
 	".gtf-f:hover rect { stroke: #222; stroke-width: 0.6; }\n"
 	".gtf-anc { opacity: 0.55; }\n"
 	".gtf-hit rect { fill: #e000e0; }\n"
+	".gtf-light text { fill: #fff; }\n"
 	".gtf-btn { cursor: pointer; fill: #1a5fb4; text-decoration: underline; }\n"
 	".gtf-hidden { display: none; }\n"
 	"</style>\n";
@@ -1280,7 +1281,9 @@ static const char svg_script[] =
 	"    if (ev.key === 'Escape') { input.value = ''; search(''); }\n"
 	"  });\n"
 	"  if (!EMBED) document.addEventListener('keydown', function (ev) {\n"
-	"    if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f') { ev.preventDefault(); input.focus(); }\n"
+	"    if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f') {\n"
+	"      ev.preventDefault(); input.focus();\n"
+	"    }\n"
 	"  });\n"
 	"  layout();\n"
 	"})();\n"
@@ -1328,7 +1331,9 @@ static void svg_node(struct svg_ctx *c, uint32_t node, uint64_t x)
 		c->dropped++;
 		return;
 	}
-	fprintf(c->out, "<g class=\"gtf-f\" data-x=\"%llu\" data-w=\"%llu\" data-d=\"%u\"",
+	/* Dark fills (strong diff colours) get white labels. */
+	fprintf(c->out, "<g class=\"gtf-f%s\" data-x=\"%llu\" data-w=\"%llu\" data-d=\"%u\"",
+		0.299 * fill.r + 0.587 * fill.g + 0.114 * fill.b < 120 ? " gtf-light" : "",
 		(unsigned long long)x, (unsigned long long)w, nd->depth);
 	if (c->o->differential)
 		fprintf(c->out, " data-a=\"%llu\" data-b=\"%llu\"",
@@ -1376,7 +1381,7 @@ int flame__write_svg(const struct flame *fl, FILE *out, const struct flame_svg_o
 	struct flame_svg_opts o = {};
 	struct svg_ctx c = { .fl = fl, .out = out };
 	enum flame_side side;
-	char d1[32], d2[32];
+	char d1[32], d2[32], sub[FLAME_MAX_NAME + 96], clean[FLAME_MAX_NAME];
 	int W;
 
 	if (opts)
@@ -1410,17 +1415,18 @@ int flame__write_svg(const struct flame *fl, FILE *out, const struct flame_svg_o
 	fprintf(out, "<text class=\"gtf-title\" x=\"%d\" y=\"24\">", SVG_PAD);
 	xml_puts(out, o.title);
 	fputs("</text>\n", out);
-	fprintf(out, "<text class=\"gtf-sub\" x=\"%d\" y=\"44\">", SVG_PAD);
-	if (o.subtitle) {
-		xml_puts(out, o.subtitle);
-		fputs(" \xc2\xb7 ", out);
-	}
+	/* The totals first, then the caller's subtitle, cut to the width. */
 	if (o.differential)
-		fprintf(out, "total: before %s, after %s; red grew, blue shrank",
-			gt_fmt_dur(flame__total(fl, FLAME_BEFORE), d1, sizeof(d1)),
-			gt_fmt_dur(flame__total(fl, FLAME_AFTER), d2, sizeof(d2)));
+		snprintf(sub, sizeof(sub), "total: before %s, after %s%s%.*s",
+			 gt_fmt_dur(flame__total(fl, FLAME_BEFORE), d1, sizeof(d1)),
+			 gt_fmt_dur(flame__total(fl, FLAME_AFTER), d2, sizeof(d2)),
+			 o.subtitle ? " \xc2\xb7 " : "", FLAME_MAX_NAME, o.subtitle ? o.subtitle : "");
 	else
-		fprintf(out, "total: %s", gt_fmt_dur(c.total, d1, sizeof(d1)));
+		snprintf(sub, sizeof(sub), "total: %s%s%.*s", gt_fmt_dur(c.total, d1, sizeof(d1)),
+			 o.subtitle ? " \xc2\xb7 " : "", FLAME_MAX_NAME, o.subtitle ? o.subtitle : "");
+	sanitize(sub, clean);
+	fprintf(out, "<text class=\"gtf-sub\" x=\"%d\" y=\"44\">", SVG_PAD);
+	xml_label(out, clean, W - 2 * SVG_PAD);
 	fputs("</text>\n", out);
 	fprintf(out,
 		"<text class=\"gtf-btn gtf-reset gtf-hidden\" x=\"%d\" y=\"66\" "
@@ -1445,15 +1451,18 @@ int flame__write_svg(const struct flame *fl, FILE *out, const struct flame_svg_o
 
 			fprintf(out,
 				"<rect x=\"%d\" y=\"57\" width=\"10\" height=\"10\" rx=\"2\" "
-				"fill=\"%s\"/><text class=\"gtf-sub\" x=\"%d\" y=\"66\">%s</text>\n",
-				lx, o.differential ? diff_colors[k] : gt_cat_color[k], lx + 14, name);
+				"fill=\"%s\"/>"
+				"<text class=\"gtf-sub\" x=\"%d\" y=\"66\">%s</text>\n",
+				lx, o.differential ? diff_colors[k] : gt_cat_color[k], lx + 14,
+				name);
 			lx += 14 + (int)(strlen(name) * 7.5) + 16;
 		}
 	}
 	if (c.total)
 		svg_node(&c, 0, 0);
 	else
-		fprintf(out, "<text x=\"%d\" y=\"%d\">No gap time matched: nothing to draw.</text>\n",
+		fprintf(out,
+			"<text x=\"%d\" y=\"%d\">No gap time matched: nothing to draw.</text>\n",
 			SVG_PAD, SVG_TOP + 12);
 	fprintf(out, "<text class=\"gtf-details\" x=\"%d\" y=\"%d\">", SVG_PAD,
 		c.height - 12);
@@ -1514,7 +1523,7 @@ static void usage(FILE *f)
 		"  -h, --help                this help\n"
 		"\n"
 		"Examples:\n"
-		"  gaptrace flame run.gtcap --format svg -o run.svg    # open run.svg in a browser\n"
+		"  gaptrace flame run.gtcap --format svg -o run.svg   # then open run.svg\n"
 		"  gaptrace flame run.gtcap --category lock --kind inter-unit\n"
 		"  gaptrace flame run.gtcap > run.folded && flamegraph.pl run.folded > fg.svg\n"
 		"\n"
@@ -1601,8 +1610,8 @@ int cmd_flame(int argc, char **argv)
 		case 'c':
 			filt.cat = gt_cat_parse(optarg);
 			if (filt.cat < 0) {
-				gt_err("bad --category '%s': use scheduler, lock, allocator, wait, io, "
-				       "sleep, cuda, cpu or unknown",
+				gt_err("bad --category '%s': use scheduler, lock, allocator, wait, "
+				       "io, sleep, cuda, cpu or unknown",
 				       optarg);
 				return GT_EXIT_USAGE;
 			}
@@ -1634,7 +1643,8 @@ int cmd_flame(int argc, char **argv)
 			break;
 		case OPT_GAP:
 			if (parse_i64(optarg, &filt.gap)) {
-				gt_err("bad --gap '%s': give a gap index from 'gaptrace report'", optarg);
+				gt_err("bad --gap '%s': give a gap index from 'gaptrace report'",
+				       optarg);
 				return GT_EXIT_USAGE;
 			}
 			break;
@@ -1659,7 +1669,8 @@ int cmd_flame(int argc, char **argv)
 			break;
 		case 'u':
 			if (report__parse_unit(optarg, &an)) {
-				gt_err("bad --units '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR",
+				gt_err("bad --units '%s': use usdt, func:FUNC, nvtx:GLOB or "
+				       "burst:DUR",
 				       optarg);
 				return GT_EXIT_USAGE;
 			}

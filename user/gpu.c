@@ -119,6 +119,9 @@ void gpu_child_env(const struct gpu_setup *g)
 	if (!g->injected)
 		return;
 	setenv("CUDA_INJECTION64_PATH", g->cupti_lib, 1);
+	/* NVTX ranges reach CUPTI only through NVTX's injection hook; the library forwards it. */
+	if (!getenv("NVTX_INJECTION64_PATH"))
+		setenv("NVTX_INJECTION64_PATH", g->cupti_lib, 1);
 	/* The library holds cuInit back until the recorder has attached its probes. */
 	if (!getenv("GAPTRACE_CUPTI_WAIT_MS"))
 		setenv("GAPTRACE_CUPTI_WAIT_MS", "3000", 1);

@@ -641,8 +641,18 @@ static int pass1(struct capture *c, struct model *m, struct an_result *r)
 	r->lost_gpu += p.lost_gpu;
 	if (!m->nops && m->nhostcalls)
 		host_view_ops(m);
-	if (!r->end_ns || r->end_ns < p.max_ts)
+	if (r->clean_end && r->end_ns) {
+		/* GPU records keep arriving after the CPU side stopped: work that
+		 * started after the end has no CPU data to explain it. */
+		size_t n = 0;
+
+		for (size_t i = 0; i < m->nops; i++)
+			if (m->ops[i].start < r->end_ns)
+				m->ops[n++] = m->ops[i];
+		m->nops = n;
+	} else if (!r->end_ns || r->end_ns < p.max_ts) {
 		r->end_ns = p.max_ts;
+	}
 	if (!r->start_ns)
 		r->start_ns = p.min_ts;
 	if (r->end_ns < r->start_ns)

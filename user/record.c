@@ -1110,14 +1110,18 @@ static void report_cpu(struct recorder *r)
 	if (r->unw) {
 		struct unwind_stats us;
 		char size[32];
+		uint64_t n;
 
 		unwinder__stats(r->unw, &us);
+		n = r->stats[GT_STAT_USTACK_SENT];
 		gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU); dwarf: "
-			"%llu snapshots (%s), %llu unwound (%.0f us each), %llu dropped, %llu "
-			"without a slot",
-			user, sys, secs > 0 ? 100.0 * (user + sys) / secs : 0.0,
-			(unsigned long long)r->stats[GT_STAT_USTACK_SENT],
+			"%llu snapshots (%s, %llu B each in the ring buffer), %llu unwound (%.0f "
+			"us each), %llu dropped, %llu without a slot",
+			user, sys, secs > 0 ? 100.0 * (user + sys) / secs : 0.0, (unsigned long long)n,
 			gt_fmt_bytes(r->stats[GT_STAT_USTACK_BYTES], size, sizeof(size)),
+			(unsigned long long)(n ? offsetof(struct gt_ustack, data) +
+						 r->stats[GT_STAT_USTACK_BYTES] / n
+					       : 0),
 			(unsigned long long)(us.snapshots - us.failed),
 			us.snapshots ? (double)us.cpu_ns / 1e3 / (double)us.snapshots : 0.0,
 			(unsigned long long)r->stats[GT_STAT_USTACK_LOST],
@@ -1126,6 +1130,23 @@ static void report_cpu(struct recorder *r)
 	}
 	gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU)", user, sys,
 		secs > 0 ? 100.0 * (user + sys) / secs : 0.0);
+}
+
+/*
+ * CUPTI hands over activity records in buffers, up to about a second after
+ * the kernels ran: keep the USDT probes a little longer after the CPU side
+ * stopped, so the last gaps are closed by real GPU records.  The analysis
+ * ignores GPU work that started after end_ns.
+ */
+#define GPU_GRACE_NS (1200 * NSEC_PER_MSEC)
+
+static void gpu_grace(struct recorder *r)
+{
+	uint64_t t0 = gt_now_mono_ns();
+
+	while (gt_now_mono_ns() - t0 < GPU_GRACE_NS && !target_exited(r))
+		if (ring_buffer__poll(r->rb, 50) < 0 && errno != EINTR)
+			break;
 }
 
 static void usage(FILE *f)
@@ -1590,6 +1611,8 @@ int cmd_record(int argc, char **argv)
 		emit_mappings(&r, r.pid);
 	/* Stop new events, then drain what is left and close open intervals. */
 	detach_sched(&r);
+	if (o.gpu.injected && !r.target_gone)
+		gpu_grace(&r);
 	attacher__free(r.att);
 	r.att = attacher__new(r.skel, &o.probes);
 	ring_buffer__consume(r.rb);

@@ -130,7 +130,7 @@ try {
   check(r.offsite.length === 0, `html report: no network request off this machine${r.offsite.length ? ': ' + r.offsite.join(' ') : ''}`);
 
   // ---- the export in speedscope ----
-  const s = await open(`${base}/speedscope/index.html#profileURL=${encodeURIComponent(base + '/trace.json')}&title=gaptrace-export`, 'speedscope');
+  const s = await open(`${base}/speedscope/index.html#profileURL=${encodeURIComponent(base + '/trace.json')}`, 'speedscope');
   const sp = s.page;
   // Loaded when the flame chart canvas is there and the import message is gone.
   await sp.waitForFunction(() => document.querySelectorAll('canvas').length > 0 &&

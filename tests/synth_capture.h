@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * synth_capture.h: builds small synthetic captures record by record (threads,
+ * GPU ops and launches, off-CPU intervals, units, calls, stacks) for the
+ * cmocka tests of the outputs (diff, export); include after <cmocka.h>.
+ */
+#ifndef GT_TEST_SYNTH_CAPTURE_H
+#define GT_TEST_SYNTH_CAPTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "capture.h"
+#include "gaptrace.h"
+#include "util.h"
+
+#define MS NSEC_PER_MSEC
+#define US NSEC_PER_USEC
+#define T0 (1000 * MS) /* capture start: 1 s of CLOCK_MONOTONIC */
+#define PID 100
+
+/* x86-64 syscall numbers the analysis knows. */
+#define SYS_futex 202
+#define SYS_clock_nanosleep 230
+
+struct synth {
+	char path[64];
+	struct capture_writer *w;
+	struct capture_buf stacks, syms, probes;
+	uint64_t end;
+};
+
+static inline void synth_open(struct synth *s)
+{
+	char err[256];
+	const char *kv[] = { "pid=100", "comm=synth", "start_mono_ns=1000000000",
+			     "sample_period_ns=1000000", "gpu_source=usdt" };
+	int fd;
+
+	memset(s, 0, sizeof(*s));
+	strcpy(s->path, "/tmp/gt_test_synth_XXXXXX");
+	fd = mkstemp(s->path);
+	assert_true(fd >= 0);
+	close(fd);
+	s->w = capture_writer__open(s->path, kv, GT_ARRAY_SIZE(kv), err, sizeof(err));
+	assert_non_null(s->w);
+	s->end = T0 + 1000 * MS;
+}
+
+static inline void synth_hdr(struct gt_hdr *h, uint16_t type, uint16_t size, uint64_t ts)
+{
+	h->type = type;
+	h->size = size;
+	h->cpu = 0;
+	h->ts_ns = ts;
+}
+
+/* A thread that existed when tracing began. */
+static inline void synth_thread(struct synth *s, uint32_t tid, const char *comm)
+{
+	struct gt_task t = {};
+
+	synth_hdr(&t.hdr, GT_REC_TASK, sizeof(t), T0);
+	t.pid = PID;
+	t.tid = tid;
+	t.event = GT_TASK_SEEN;
+	strncpy(t.comm, comm, sizeof(t.comm) - 1);
+	assert_int_equal(capture_writer__event(s->w, &t, sizeof(t)), 0);
+}
+
+/* GPU op on device 0 (stream 7) with its launch call on thread tid. */
+static inline void synth_op(struct synth *s, uint32_t tid, uint64_t id, uint64_t launch,
+			    uint64_t start, uint64_t end)
+{
+	struct gt_gpu_launch l = {};
+	struct gt_gpu_op g = {};
+
+	synth_hdr(&l.hdr, GT_REC_GPU_LAUNCH, sizeof(l), launch);
+	l.pid = PID;
+	l.tid = tid;
+	l.op_id = id;
+	assert_int_equal(capture_writer__event(s->w, &l, sizeof(l)), 0);
+	synth_hdr(&g.hdr, GT_REC_GPU_OP, sizeof(g), end);
+	g.pid = PID;
+	g.tid = 99;
+	g.rec.start_ns = start;
+	g.rec.end_ns = end;
+	g.rec.op_id = id;
+	g.rec.device = 0;
+	g.rec.stream = 7;
+	g.rec.kind = 1;
+	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
+}
+
+static inline void synth_off(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake,
+			     uint64_t on, uint32_t flags, int32_t sys, uint64_t a1, uint64_t a2,
+			     uint32_t waker, int32_t ustack)
+{
+	struct gt_offcpu o = {};
+
+	synth_hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), on);
+	o.pid = PID;
+	o.tid = tid;
+	o.off_ns = off;
+	o.wake_ns = wake;
+	o.on_ns = on;
+	o.state = (flags & GT_OFF_PREEMPTED) ? 0 : 1;
+	o.flags = flags;
+	o.waker_pid = waker ? PID : 0;
+	o.waker_tid = waker;
+	o.syscall_nr = sys;
+	o.args[1] = a1;
+	o.args[2] = a2;
+	o.ustack_id = ustack;
+	o.kstack_id = -1;
+	assert_int_equal(capture_writer__event(s->w, &o, sizeof(o)), 0);
+}
+
+/* Blocked on a contended mutex (futex value 2) until holder wakes it. */
+static inline void synth_lock_wait(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake,
+				   uint64_t on, uint32_t holder)
+{
+	synth_off(s, tid, off, wake, on, 0, SYS_futex, 128, 2, holder, -1);
+}
+
+static inline void synth_call(struct synth *s, uint32_t tid, uint32_t func, uint64_t enter,
+			      uint64_t exit)
+{
+	struct gt_call c = {};
+
+	synth_hdr(&c.hdr, GT_REC_CALL, sizeof(c), exit);
+	c.pid = PID;
+	c.tid = tid;
+	c.enter_ns = enter;
+	c.exit_ns = exit;
+	c.func_id = func;
+	assert_int_equal(capture_writer__event(s->w, &c, sizeof(c)), 0);
+}
+
+static inline void synth_unit(struct synth *s, uint32_t tid, uint64_t id, uint64_t ts, bool begin)
+{
+	struct gt_unit u = {};
+
+	synth_hdr(&u.hdr, GT_REC_UNIT, sizeof(u), ts);
+	u.pid = PID;
+	u.tid = tid;
+	u.unit_id = id;
+	u.begin = begin;
+	assert_int_equal(capture_writer__event(s->w, &u, sizeof(u)), 0);
+}
+
+static inline void synth_probe(struct synth *s, uint32_t id, const char *fn, const char *cat)
+{
+	capture_buf__probe(&s->probes, id, fn, "libc.so.6", cat);
+}
+
+/* A one-frame user stack whose frame is the named function. */
+static inline void synth_stack(struct synth *s, int32_t id, uint64_t ip, const char *fn)
+{
+	capture_buf__stack(&s->stacks, id, PID, false, &ip, 1);
+	capture_buf__symbol(&s->syms, ip, PID, 4, fn, "/lib/libc.so.6");
+}
+
+/* Writes the trailing blocks and closes the file; s->path stays for the caller. */
+static inline void synth_close(struct synth *s)
+{
+	struct capture_buf end = {};
+
+	if (s->probes.len)
+		assert_int_equal(capture_writer__block(s->w, GT_BLK_PROBES, s->probes.data,
+						       s->probes.len),
+				 0);
+	if (s->stacks.len)
+		assert_int_equal(capture_writer__block(s->w, GT_BLK_STACKS, s->stacks.data,
+						       s->stacks.len),
+				 0);
+	if (s->syms.len)
+		assert_int_equal(capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data,
+						       s->syms.len),
+				 0);
+	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)s->end);
+	assert_int_equal(capture_writer__block(s->w, GT_BLK_END, end.data, end.len), 0);
+	assert_int_equal(capture_writer__close(s->w), 0);
+	capture_buf__free(&end);
+	capture_buf__free(&s->stacks);
+	capture_buf__free(&s->syms);
+	capture_buf__free(&s->probes);
+}
+
+/* Analyses a closed capture file. */
+static inline struct an_result *synth_analyse(const char *path, const struct an_opts *opts)
+{
+	struct an_result *r = NULL;
+	struct capture *c;
+	char err[256];
+
+	c = capture__open(path, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(analysis__run(c, opts, &r, err, sizeof(err)), 0);
+	capture__close(c);
+	return r;
+}
+
+/*
+ * Closes and analyses the capture, leaving it open in *cap: some result
+ * fields (gpu_source) borrow the capture's header strings.
+ */
+static inline struct an_result *synth_run_open(struct synth *s, const struct an_opts *opts,
+					       struct capture **cap)
+{
+	struct an_result *r = NULL;
+	char err[256];
+
+	synth_close(s);
+	*cap = capture__open(s->path, err, sizeof(err));
+	assert_non_null(*cap);
+	assert_int_equal(analysis__run(*cap, opts, &r, err, sizeof(err)), 0);
+	unlink(s->path);
+	return r;
+}
+
+/* Closes, analyses and removes the capture. */
+static inline struct an_result *synth_run(struct synth *s, const struct an_opts *opts)
+{
+	struct an_result *r;
+
+	synth_close(s);
+	r = synth_analyse(s->path, opts);
+	unlink(s->path);
+	return r;
+}
+
+#endif /* GT_TEST_SYNTH_CAPTURE_H */
