@@ -180,6 +180,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory integration-test
+	$(Q)$(MAKE) --no-print-directory browser-test
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

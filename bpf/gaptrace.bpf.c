@@ -41,7 +41,7 @@ struct offcpu_start {
 	__s32 syscall_nr;
 	__s32 ustack_id;
 	__s32 kstack_id;
-	__u32 _pad;
+	__s32 waker_syscall;
 	__u64 args[3];
 };
 
@@ -206,13 +206,12 @@ static __always_inline __s32 regs_syscall(struct pt_regs *regs, __u64 *args)
  * (The preempt count that would tell directly is not visible to BPF on
  * kernels without CONFIG_KALLSYMS_ALL.)
  */
-static __always_inline bool waker_in_syscall(void)
+static __always_inline __s32 waker_syscall(void)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
-	return regs_syscall(regs, NULL) >= 0;
+	return regs_syscall(regs, NULL);
 }
-
 /* ---- user stack snapshots (--stacks dwarf) ---- */
 
 /* The user register file in x86-64 DWARF order, as libdw's unwinder wants it. */
@@ -241,23 +240,32 @@ static __always_inline void copy_uregs(__u64 *r, struct pt_regs *regs)
  * Copies up to max bytes of the current task's user stack from sp upward.
  * One read does it unless the stack mapping ends sooner (the main thread's
  * top, a thread stack's end): then keep whole pages up to that end, which
- * hold the outermost frames.  max is a load-time constant (frozen rodata), so
- * the verifier bounds every length by it.
+ * hold the outermost frames, and remember the end in *end so that the
+ * thread's next copy stops there at once instead of faulting first.  max is
+ * a load-time constant (frozen rodata), so the verifier bounds every length
+ * by it.
  */
-static __always_inline __u32 copy_ustack(__u8 *dst, __u64 sp, __u32 max)
+static __always_inline __u32 copy_ustack(__u8 *dst, __u64 sp, __u32 max, __u64 *end)
 {
-	__u32 head = 4096 - (__u32)(sp & 4095), len;
+	__u32 head = 4096 - (__u32)(sp & 4095), len = max;
 
 	if (!max || !sp)
 		return 0;
-	if (!bpf_probe_read_user(dst, max, (const void *)sp))
-		return max;
+	if (*end > sp && *end - sp < max)
+		len = (__u32)(*end - sp);
+	if (len > max)
+		len = max;
+	if (!bpf_probe_read_user(dst, len, (const void *)sp))
+		return len;
+	*end = 0;
 	for (int k = GT_USTACK_MAX / 4096; k >= 0; k--) {
 		len = head + (__u32)k * 4096;
 		if (len >= max)
 			continue;
-		if (!bpf_probe_read_user(dst, len, (const void *)sp))
+		if (!bpf_probe_read_user(dst, len, (const void *)sp)) {
+			*end = sp + len;
 			return len;
+		}
 	}
 	return 0;
 }
@@ -303,13 +311,15 @@ static __always_inline void snap_ustack(__u32 tgid, __u32 tid, __u64 now, struct
 			stat_inc(GT_STAT_USTACK_FULL);
 			return;
 		}
+		/* The scratch it was made from is another thread's. */
+		s->stack_end = 0;
 	}
 	s->pid = tgid;
 	s->tid = tid;
 	s->off_ns = now;
 	s->flags = 0;
 	copy_uregs(s->regs, regs);
-	s->stack_size = copy_ustack(s->data, s->regs[7], cfg_dwarf_bytes);
+	s->stack_size = copy_ustack(s->data, s->regs[7], cfg_dwarf_bytes, &s->stack_end);
 	fix_uretprobes(s->data, s->regs[7], s->stack_size, cfg_dwarf_bytes);
 }
 
@@ -365,6 +375,8 @@ static __always_inline void emit_missed(struct task_struct *prev, struct offcpu_
 	__u64 on = estimate_switch_in(prev, now);
 
 	stat_inc(GT_STAT_SWITCHIN_MISSED);
+	if (cfg_dwarf_bytes && on > old->off_ns && on <= now && on - old->off_ns >= cfg_dwarf_min_ns)
+		send_ustack(tid, old->off_ns, now);
 	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_OFFCPU);
 	if (!rec)
 		return;
@@ -384,7 +396,7 @@ static __always_inline void emit_missed(struct task_struct *prev, struct offcpu_
 	rec->syscall_nr = old->syscall_nr;
 	rec->ustack_id = old->ustack_id;
 	rec->kstack_id = old->kstack_id;
-	rec->_pad = 0;
+	rec->waker_syscall = old->waker_syscall;
 	rec->args[0] = old->args[0];
 	rec->args[1] = old->args[1];
 	rec->args[2] = old->args[2];
@@ -411,6 +423,7 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
 	}
 	stat_inc(GT_STAT_SWITCHES);
 	si.off_ns = now;
+	si.waker_syscall = -1;
 	si.state = preempt ? 0 : (__u32)state;
 	if (preempt || state == 0)
 		si.flags |= GT_OFF_PREEMPTED;
@@ -453,6 +466,7 @@ static __always_inline void switch_in(struct task_struct *next, struct pt_regs *
 		rec->syscall_nr = si->syscall_nr;
 		rec->ustack_id = si->ustack_id;
 		rec->kstack_id = si->kstack_id;
+		rec->waker_syscall = si->waker_syscall;
 		rec->args[0] = si->args[0];
 		rec->args[1] = si->args[1];
 		rec->args[2] = si->args[2];
@@ -467,6 +481,7 @@ static __always_inline void switch_in(struct task_struct *next, struct pt_regs *
 		rec->syscall_nr = regs_syscall(next_regs, rec->args);
 		rec->ustack_id = -1;
 		rec->kstack_id = -1;
+		rec->waker_syscall = -1;
 	}
 	submit(rec, false);
 out:
@@ -508,7 +523,10 @@ static __always_inline int handle_waking(struct task_struct *p)
 	if (!si || si->wake_ns)
 		return 0;
 	si->wake_ns = bpf_ktime_get_ns();
-	if (!waker_in_syscall()) {
+	/* The waker's syscall tells a futex_wake or pipe write from an interrupt
+	 * that happened to land on a task in some syscall. */
+	si->waker_syscall = waker_syscall();
+	if (si->waker_syscall < 0) {
 		si->flags |= GT_OFF_WAKER_IRQ;
 		return 0;
 	}
@@ -683,7 +701,9 @@ static __always_inline void sample_ustack(__u64 id, __u64 now)
 	s->off_ns = now;
 	s->flags = GT_USTACK_SAMPLE;
 	copy_uregs(s->regs, regs);
-	n = copy_ustack(s->data, s->regs[7], cfg_dwarf_sample_bytes);
+	/* The scratch is per CPU, not per thread: no end to remember. */
+	s->stack_end = 0;
+	n = copy_ustack(s->data, s->regs[7], cfg_dwarf_sample_bytes, &s->stack_end);
 	if (n > cfg_dwarf_sample_bytes)
 		n = cfg_dwarf_sample_bytes;
 	fix_uretprobes(s->data, s->regs[7], n, cfg_dwarf_sample_bytes);

@@ -71,7 +71,7 @@ struct gt_offcpu {
 	__s32 syscall_nr; /* syscall blocked in, -1: none */
 	__s32 ustack_id;  /* stack map id, < 0: none (negative errno) */
 	__s32 kstack_id;
-	__u32 _pad;
+	__s32 waker_syscall; /* syscall the waker was in, -1: none/interrupt */
 	__u64 args[3]; /* first syscall arguments */
 };
 
@@ -243,6 +243,7 @@ struct gt_ustack {
 	__u64 regs[GT_UREGS_NR];
 	__u32 stack_size; /* bytes of data valid, copied from regs[7] (sp) upward */
 	__u32 flags;	  /* GT_USTACK_* */
+	__u64 stack_end;  /* end of the stack mapping if the copy met it, else 0 */
 	__u8 data[GT_USTACK_MAX];
 };
 

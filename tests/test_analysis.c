@@ -28,6 +28,7 @@
 
 /* x86-64 syscall numbers the analysis knows. */
 #define SYS_read 0
+#define SYS_write 1
 #define SYS_munmap 11
 #define SYS_epoll_wait 232
 #define SYS_futex 202
@@ -134,6 +135,8 @@ static void ev_off(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake, u
 	o.flags = flags;
 	o.waker_pid = waker ? PID : 0;
 	o.waker_tid = waker;
+	/* A waker of a futex wait is in futex_wake; of a read, in a write. */
+	o.waker_syscall = !waker ? -1 : sys == SYS_read ? SYS_write : SYS_futex;
 	o.syscall_nr = sys;
 	o.args[1] = a1;
 	o.args[2] = a2;
@@ -395,6 +398,39 @@ static void test_gap_handoff_unfollowable_is_wait(void **state)
 	       0, 0, -1);
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_WAIT, 20 * MS);
+	assert_int_equal(r->gaps[0].nchain, 1);
+	an_result__free(r);
+}
+
+static void test_gap_waker_must_be_a_real_hand_off(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+	struct gt_offcpu o = {};
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	thread(&s, 12, "other");
+	/* fdatasync "woken" by a thread of ours (an I/O interrupt landed on it): io. */
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 20 * MS, T0 + 20 * MS, 0, SYS_fdatasync, 0, 0, 12, -1);
+	/* A condvar wait whose waker was caught in read(): an interrupt, not followed. */
+	hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), T0 + 30 * MS);
+	o.pid = PID;
+	o.tid = 10;
+	o.off_ns = T0 + 20 * MS;
+	o.wake_ns = o.on_ns = T0 + 30 * MS;
+	o.state = 1;
+	o.waker_tid = 12;
+	o.waker_syscall = SYS_read;
+	o.syscall_nr = SYS_futex;
+	o.args[1] = 128;
+	o.args[2] = 5;
+	o.ustack_id = o.kstack_id = -1;
+	assert_int_equal(capture_writer__event(s.w, &o, sizeof(o)), 0);
+	ev_sample(&s, 12, T0 + 25 * MS, -1, 0, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_IO, 10 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_WAIT, 10 * MS);
 	assert_int_equal(r->gaps[0].nchain, 1);
 	an_result__free(r);
 }
@@ -813,6 +849,7 @@ int main(void)
 		cmocka_unit_test(test_gap_lock_by_stack),
 		cmocka_unit_test(test_gap_handoff_follows_waker),
 		cmocka_unit_test(test_gap_handoff_unfollowable_is_wait),
+		cmocka_unit_test(test_gap_waker_must_be_a_real_hand_off),
 		cmocka_unit_test(test_gap_allocator_offcpu_and_uprobe),
 		cmocka_unit_test(test_gap_samples_split_oncpu),
 		cmocka_unit_test(test_gap_lost_data_is_unknown),

@@ -117,6 +117,10 @@ static void test_diff_lock_drop_is_significant(void **state)
 	assert_true(d->val[GT_CAT_LOCK].d_mean < -14 * MS);
 	/* Complete separation of 9 and 9: the exact p is 2 / C(18, 9). */
 	assert_true(fabs(d->val[GT_CAT_LOCK].mw.p - 2.0 / 48620) < 1e-12);
+	/* Holm: lock and total tie for the smallest p, so both get it times m. */
+	assert_true(d->ntests >= 2 && d->ntests <= DF_NVAL);
+	assert_true(fabs(d->val[GT_CAT_LOCK].p_adj - (double)d->ntests * 2.0 / 48620) < 1e-12);
+	assert_true(fabs(d->val[DF_TOTAL].p_adj - d->val[GT_CAT_LOCK].p_adj) < 1e-12);
 	assert_true(d->val[GT_CAT_LOCK].ci_hi < 0);
 	assert_false(d->val[GT_CAT_SLEEP].significant);
 	/* Paired by unit: 9 transitions, all down. */

@@ -232,6 +232,16 @@ static void test_export_nesting_and_clock(void **state)
 		double ts = mj_num(e, "ts", -1);
 
 		assert_true(ts >= 0);
+		/* Perfetto reads one tid under two pids as a recycled thread. */
+		for (size_t k = 0; k < x.ev->n; k++) {
+			const struct mj *o = &x.ev->items[k];
+
+			if (strcmp(mj_str(e, "ph"), "M") && strcmp(mj_str(o, "ph"), "M") &&
+			    mj_num(o, "tid", 0) == mj_num(e, "tid", 1) &&
+			    mj_num(o, "pid", 0) != mj_num(e, "pid", 0))
+				fail_msg("tid %.0f under pids %.0f and %.0f", mj_num(e, "tid", 0),
+					 mj_num(e, "pid", 0), mj_num(o, "pid", 0));
+		}
 		/* Multiples of 1/8 us: exact in binary, so ts + dur never rounds. */
 		assert_true(ts * 8 == floor(ts * 8));
 		if (strcmp(mj_str(e, "ph"), "X"))

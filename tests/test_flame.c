@@ -719,6 +719,26 @@ static void test_flame_sanitizes_names(void **state)
 	flame__free(fl);
 }
 
+/* A capture with more distinct frames than the tree holds: bounded, nothing lost. */
+static void test_flame_node_limit(void **state)
+{
+	struct flame *fl = flame__new();
+	uint64_t n = FLAME_MAX_NODES + 1000;
+	char name[32];
+
+	for (uint64_t i = 0; i < n; i++) {
+		const char *fr[3] = { "cpu", "[t]", name };
+
+		snprintf(name, sizeof(name), "f%llu", (unsigned long long)i);
+		flame__add_stack(fl, fr, 3, -1, 1, FLAME_AFTER);
+	}
+	/* Weight that found no room stays with the deepest frame that exists. */
+	assert_int_equal(flame__total(fl, FLAME_AFTER), n);
+	assert_true(flame__truncated_ns(fl) >= 1000);
+	assert_true(flame__truncated_ns(fl) < 1010);
+	flame__free(fl);
+}
+
 /* ---- top stacks ---- */
 
 struct collected {
@@ -828,6 +848,7 @@ int main(void)
 		cmocka_unit_test(test_flame_svg_empty_and_tiny),
 		cmocka_unit_test(test_flame_svg_differential),
 		cmocka_unit_test(test_flame_sanitizes_names),
+		cmocka_unit_test(test_flame_node_limit),
 		cmocka_unit_test(test_flame_top_stacks),
 		cmocka_unit_test(test_flame_json_top_stacks),
 	};

@@ -130,12 +130,12 @@ static void names_of(struct syms_cache *sc, pid_t pid, const uint64_t *ips, int 
 		uint32_t symoff;
 
 		/* Return addresses: look up the call instruction, not the one after. */
-		if (syms_cache__resolve(sc, (uint32_t)pid, i ? ips[i] - 1 : ips[i], &name,
-					&symoff, &module))
+		if (syms_cache__resolve(sc, (uint32_t)pid, i ? ips[i] - 1 : ips[i], &name, &symoff,
+					&module))
 			name = NULL;
 		names[i] = name ? name : "?";
-		off += (size_t)snprintf(line + off, len > off ? len - off : 0, "%s%s", i ? " <- " : "",
-					names[i]);
+		off += (size_t)snprintf(line + off, len > off ? len - off : 0, "%s%s",
+					i ? " <- " : "", names[i]);
 	}
 }
 
@@ -165,8 +165,8 @@ static void assert_chain(const char **names, int n, const char *const *want, siz
 
 static void test_unwind_self_snapshot(void **state)
 {
-	static const char *const want[] = { "grab", "self_f3", "self_f2", "self_f1",
-					    "test_unwind_self_snapshot" };
+	static const char *const want[] = {"grab", "self_f3", "self_f2", "self_f1",
+					   "test_unwind_self_snapshot"};
 	struct snap *s = calloc(1, sizeof(*s));
 	struct unwinder *u = unwinder__new();
 	struct syms_cache *sc = syms_cache__new();
@@ -298,7 +298,7 @@ static int snapshot_helper(pid_t pid, struct snap *s)
 
 static void test_unwind_nofp_process(void **state)
 {
-	static const char *const want[] = { "f3", "f2", "f1", "main" };
+	static const char *const want[] = {"f3", "f2", "f1", "main"};
 	struct snap *s = calloc(1, sizeof(*s));
 	struct unwinder *u = unwinder__new();
 	struct syms_cache *sc = syms_cache__new();
@@ -359,16 +359,16 @@ static void test_unwind_gone_process(void **state)
 	waitpid(pid, NULL, 0);
 	regs[7] = 0x7ffc0000;
 	regs[16] = 0x401000;
-	assert_int_equal(unwinder__unwind(u, (uint32_t)pid, (uint32_t)pid, regs, stack,
-					  sizeof(stack), ips, 8),
-			 -ESRCH);
+	assert_int_equal(
+	    unwinder__unwind(u, (uint32_t)pid, (uint32_t)pid, regs, stack, sizeof(stack), ips, 8),
+	    -ESRCH);
 	unwinder__free(u);
 }
 
 static void test_unwind_intern(void **state)
 {
 	struct unwinder *u = unwinder__new();
-	uint64_t a[3] = { 0x401000, 0x402000, 0x403000 }, b[3] = { 0x401000, 0x402000, 0x403001 };
+	uint64_t a[3] = {0x401000, 0x402000, 0x403000}, b[3] = {0x401000, 0x402000, 0x403001};
 	bool fresh;
 	int32_t ida, idb;
 
@@ -420,12 +420,12 @@ static void test_unwind_fp_detect(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_unwind_self_snapshot),
-		cmocka_unit_test(test_unwind_short_snapshot),
-		cmocka_unit_test(test_unwind_nofp_process),
-		cmocka_unit_test(test_unwind_gone_process),
-		cmocka_unit_test(test_unwind_intern),
-		cmocka_unit_test(test_unwind_fp_detect),
+	    cmocka_unit_test(test_unwind_self_snapshot),
+	    cmocka_unit_test(test_unwind_short_snapshot),
+	    cmocka_unit_test(test_unwind_nofp_process),
+	    cmocka_unit_test(test_unwind_gone_process),
+	    cmocka_unit_test(test_unwind_intern),
+	    cmocka_unit_test(test_unwind_fp_detect),
 	};
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);

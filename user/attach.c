@@ -227,7 +227,8 @@ static int attach_usdt(struct attacher *a, pid_t pid, const char *path)
 	return n;
 }
 
-static int attach_uprobes(struct attacher *a, pid_t pid, const char *path)
+/* name: the object's own path (matched against probe modules); path: where to open it. */
+static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const char *path)
 {
 	int n = 0;
 
@@ -236,7 +237,7 @@ static int attach_uprobes(struct attacher *a, pid_t pid, const char *path)
 		struct bpf_link *enter, *ret;
 
 		/* A probe without a library looks in every object that defines it. */
-		if (!module_matches(f->module, path))
+		if (!module_matches(f->module, name))
 			continue;
 		if (!syms_elf_has_func(path, f->name))
 			continue;
@@ -281,7 +282,7 @@ int attacher__attach_object(struct attacher *a, pid_t pid, const char *path)
 		if (seen_before(a, pid, &m))
 			return 0;
 	}
-	return attach_usdt(a, pid, path) + attach_uprobes(a, pid, path);
+	return attach_usdt(a, pid, path) + attach_uprobes(a, pid, path, path);
 }
 
 struct scan_ctx {
@@ -315,10 +316,43 @@ static int scan_cb(const struct syms_mapping *m, void *ctx)
 		return 0;
 	/* Through the target's root, so a container's files resolve to its inodes. */
 	snprintf(path, sizeof(path), "/proc/%d/root%s", sc->pid, m->path);
-	if (access(path, R_OK))
-		snprintf(path, sizeof(path), "%s", m->path);
-	sc->attached += attach_usdt(sc->a, sc->pid, path) + attach_uprobes(sc->a, sc->pid, path);
+	if (access(path, R_OK) || strstr(m->path, " (deleted)")) {
+		/*
+		 * Deleted files and memfds (an injected library is one) exist only
+		 * as the mapping: map_files names that very inode.
+		 */
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", sc->pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+		if (access(path, R_OK))
+			snprintf(path, sizeof(path), "%s", m->path);
+	}
+	sc->attached +=
+		attach_usdt(sc->a, sc->pid, path) + attach_uprobes(sc->a, sc->pid, m->path, path);
 	return 0;
+}
+
+struct self_ctx {
+	const char *prefix;
+	char path[4096];
+};
+
+static int self_cb(const struct syms_mapping *m, void *ctx)
+{
+	struct self_ctx *sc = ctx;
+	const char *base = strrchr(m->path, '/');
+
+	if (!m->exec || !base || strncmp(base + 1, sc->prefix, strlen(sc->prefix)))
+		return 0;
+	snprintf(sc->path, sizeof(sc->path), "%s", m->path);
+	return 1;
+}
+
+int attacher__attach_like_self(struct attacher *a, pid_t pid, const char *prefix)
+{
+	struct self_ctx sc = { .prefix = prefix };
+
+	syms_read_mappings((uint32_t)getpid(), self_cb, &sc);
+	return sc.path[0] ? attacher__attach_object(a, pid, sc.path) : 0;
 }
 
 int attacher__scan(struct attacher *a, pid_t pid)

@@ -52,6 +52,12 @@ int attacher__scan(struct attacher *a, pid_t pid);
 /* Attaches to one binary before it runs (launch mode, before exec). */
 int attacher__attach_object(struct attacher *a, pid_t pid, const char *path);
 /*
+ * Launch mode: attaches to the object of gaptrace's own maps whose name
+ * starts with prefix ("libc.so"), which the command will map too after exec,
+ * so its probes are in place before the command's first call.
+ */
+int attacher__attach_like_self(struct attacher *a, pid_t pid, const char *prefix);
+/*
  * Opens a cpu-clock sampling event (inherit=1, so threads the thread creates
  * are sampled too) on each thread of pid not yet covered.  period_ns 0: off.
  * Returns the number of threads covered, or -errno.

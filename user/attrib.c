@@ -163,11 +163,8 @@ static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 			  uint64_t *acc)
 {
 	const struct span *sp = arg;
-	uint64_t period = x->m->sample_period;
-	size_t i = LOWER_BOUND(t->samples, t->nsamples, ts, sp->lo);
-	uint64_t seg_lo = sp->lo;
-	const struct m_sample *lastp = NULL;
-	int last = GT_CAT_CPU;
+	uint64_t period = x->m->sample_period, cursor = u;
+	size_t i;
 
 	/*
 	 * A running thread is sampled every period of its CPU time.  A long
@@ -184,36 +181,36 @@ static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 			return;
 		}
 	}
-	if (i >= t->nsamples || t->samples[i].ts > sp->hi) {
-		/* No sample inside the span: the nearest one within a period covers it. */
-		const struct m_sample *near = NULL;
+	/*
+	 * Per-thread cpu-clock samples fire every period of the thread's own CPU
+	 * time, across its blocked stretches: a moment of CPU time belongs to the
+	 * first sample at or after it, the next sample in wall time.  (Splitting
+	 * by wall-time proximity instead biases fragmented work, e.g. short
+	 * write()s between fdatasync()s, towards whatever is sampled nearby.)
+	 */
+	i = LOWER_BOUND(t->samples, t->nsamples, ts, u);
+	while (cursor < v) {
+		const struct m_sample *s = i < t->nsamples ? &t->samples[i] : NULL;
+		uint64_t end;
 
-		if (i < t->nsamples && t->samples[i].ts - sp->hi <= period)
-			near = &t->samples[i];
-		else if (i > 0 && sp->lo - t->samples[i - 1].ts <= period)
-			near = &t->samples[i - 1];
-		if (near)
-			take(x, acc, classify_sample(x->m, near), u, v, sample_src(t, near, sp->depth));
-		else
-			take(x, acc, GT_CAT_CPU, u, v, SRC(t->tid, GT_PIECE_ONCPU, sp->depth));
-		return;
-	}
-	/* A sample at s stands for the CPU time just before it: (previous, s]. */
-	for (; i < t->nsamples && t->samples[i].ts <= sp->hi && seg_lo < v; i++) {
-		uint64_t seg_hi = t->samples[i].ts;
-
-		last = classify_sample(x->m, &t->samples[i]);
-		lastp = &t->samples[i];
-		take(x, acc, last, GT_MAX(seg_lo, u), GT_MIN(seg_hi, v),
-		     sample_src(t, lastp, sp->depth));
-		seg_lo = GT_MAX(seg_lo, seg_hi);
-	}
-	if (seg_lo < v) {
-		if (lastp)
-			take(x, acc, last, GT_MAX(seg_lo, u), v, sample_src(t, lastp, sp->depth));
-		else
-			take(x, acc, GT_CAT_CPU, GT_MAX(seg_lo, u), v,
-			     SRC(t->tid, GT_PIECE_ONCPU, sp->depth));
+		if (!s) {
+			/* Past the kept samples: the last one before is the best evidence. */
+			s = i > 0 ? &t->samples[i - 1] : NULL;
+			if (s)
+				take(x, acc, classify_sample(x->m, s), cursor, v,
+				     sample_src(t, s, sp->depth));
+			else
+				take(x, acc, GT_CAT_CPU, cursor, v,
+				     SRC(t->tid, GT_PIECE_ONCPU, sp->depth));
+			return;
+		}
+		end = GT_MIN(s->ts, v);
+		if (end > cursor)
+			take(x, acc, classify_sample(x->m, s), cursor, end,
+			     sample_src(t, s, sp->depth));
+		cursor = GT_MAX(cursor, end);
+		if (s->ts <= v)
+			i++;
 	}
 }
 

@@ -28,6 +28,7 @@ enum {
 	NR_recvmmsg = 299, NR_syncfs = 306, NR_sendmmsg = 307, NR_mlock2 = 325,
 	NR_copy_file_range = 326, NR_preadv2 = 327, NR_pwritev2 = 328, NR_statx = 332,
 	NR_io_uring_enter = 426, NR_openat2 = 437, NR_epoll_pwait2 = 441, NR_futex_waitv = 449,
+	NR_exit = 60, NR_exit_group = 231, NR_futex_wake = 454,
 };
 
 /* Futex commands (op & FUTEX_CMD_MASK). */
@@ -40,6 +41,29 @@ enum {
 #define FUTEX_CMD_MASK 0x7f
 /* glibc's low-level lock and Rust's std mutex wait on the contended value 2. */
 #define FUTEX_CONTENDED 2
+
+static bool is_read(int32_t nr)
+{
+	return nr == NR_read || nr == NR_readv || nr == NR_recvfrom || nr == NR_recvmsg ||
+	       nr == NR_recvmmsg;
+}
+
+static bool is_write(int32_t nr)
+{
+	return nr == NR_write || nr == NR_writev || nr == NR_sendto || nr == NR_sendmsg ||
+	       nr == NR_sendmmsg || nr == NR_splice || nr == NR_sendfile || nr == NR_close;
+}
+
+/*
+ * A futex wait is ended by futex_wake (or a thread exiting, for join); a
+ * waker caught in any other syscall was an interrupt landing on it.
+ */
+static bool futex_waker(const struct m_off *o)
+{
+	int32_t w = o->waker_syscall;
+
+	return w == NR_futex || w == NR_exit || w == NR_exit_group || w == NR_futex_wake;
+}
 
 enum sys_class { SC_OTHER = 0, SC_SLEEP, SC_ALLOC, SC_IO, SC_HANDOFF, SC_FUTEX, SC_IOCTL, SC_YIELD };
 
@@ -280,9 +304,9 @@ int classify_blocked(struct model *m, const struct m_off *o, bool *handoff)
 	case SC_ALLOC:
 		return GT_CAT_ALLOC;
 	case SC_IO:
-		/* A pipe or socket read ended by a thread of ours is a hand-off. */
-		if (o->waker_tid && !(o->flags & GT_OFF_WAKER_IRQ) &&
-		    model__thread(m, o->waker_tid, false))
+		/* A pipe or socket read ended by a write of a thread of ours is a hand-off. */
+		if (is_read(o->syscall) && is_write(o->waker_syscall) && o->waker_tid &&
+		    !(o->flags & GT_OFF_WAKER_IRQ) && model__thread(m, o->waker_tid, false))
 			*handoff = true;
 		return GT_CAT_IO;
 	case SC_HANDOFF:
@@ -299,7 +323,7 @@ int classify_blocked(struct model *m, const struct m_off *o, bool *handoff)
 		if (ucls & STK_LOCK)
 			return GT_CAT_LOCK;
 		if (ucls & STK_HANDOFF) {
-			*handoff = true;
+			*handoff = futex_waker(o);
 			return GT_CAT_WAIT;
 		}
 		if (ucls & STK_CUDA)
@@ -307,7 +331,7 @@ int classify_blocked(struct model *m, const struct m_off *o, bool *handoff)
 		if ((cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) &&
 		    (uint32_t)o->args[2] == FUTEX_CONTENDED)
 			return GT_CAT_LOCK;
-		*handoff = true;
+		*handoff = futex_waker(o);
 		return GT_CAT_WAIT;
 	case SC_OTHER:
 	default:

@@ -47,6 +47,7 @@ struct df_value {
 	struct df_dist before, after;
 	double d_mean, d_median;
 	struct st_test mw;
+	double p_adj; /* mw.p after Holm's adjustment over the values tested */
 	bool ci_ok;
 	double ci_lo, ci_hi; /* bootstrap interval of after mean - before mean */
 	bool practical, significant;
@@ -76,6 +77,7 @@ struct df_result {
 	struct df_stack *stacks; /* by |change|, largest first */
 	size_t nstacks;
 	size_t nsignificant;
+	size_t ntests; /* values with time on either side: Holm's m */
 };
 
 struct capture;

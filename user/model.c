@@ -672,6 +672,8 @@ static int pass1(struct capture *c, struct model *m, struct an_result *r)
 
 /* ---- pass 2 ---- */
 
+#define SAMPLE_REACH_NS (200 * NSEC_PER_MSEC)
+
 static bool in_windows(const struct model *m, uint64_t from, uint64_t to)
 {
 	size_t lo = 0, hi = m->nwindows;
@@ -736,6 +738,7 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 			.flags = o->flags,
 			.state = o->state,
 			.waker_tid = o->waker_tid,
+			.waker_syscall = o->waker_syscall,
 			.syscall = o->syscall_nr,
 			.ustack = o->ustack_id,
 			.kstack = o->kstack_id,
@@ -754,9 +757,12 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 
 		if (size < sizeof(*s))
 			break;
-		/* Samples near a window edge cover time inside it. */
-		if (!in_windows(m, s->hdr.ts_ns > m->sample_period ? s->hdr.ts_ns - m->sample_period
-								    : 0,
+		/*
+		 * A sample covers the thread CPU time before it, which may lie well
+		 * before in wall time when the thread blocked in between: keep
+		 * samples up to SAMPLE_REACH after a window.
+		 */
+		if (!in_windows(m, s->hdr.ts_ns > SAMPLE_REACH_NS ? s->hdr.ts_ns - SAMPLE_REACH_NS : 0,
 				s->hdr.ts_ns + m->sample_period))
 			break;
 		t = model__thread(m, s->tid, true);

@@ -55,6 +55,7 @@ struct m_off {
 	uint64_t off, wake, on;
 	uint32_t flags, state, waker_tid;
 	int32_t syscall, ustack, kstack;
+	int32_t waker_syscall; /* -1: none (interrupt or unknown) */
 	uint64_t args[3];
 };
 

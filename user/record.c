@@ -887,7 +887,7 @@ static void drain_open_intervals(struct recorder *r)
 		uint64_t off_ns, wake_ns;
 		uint32_t state, flags, waker_pid, waker_tid;
 		int32_t syscall_nr, ustack_id, kstack_id;
-		uint32_t pad;
+		int32_t waker_syscall;
 		uint64_t args[3];
 	} si;
 
@@ -919,6 +919,7 @@ static void drain_open_intervals(struct recorder *r)
 		o.syscall_nr = si.syscall_nr;
 		o.ustack_id = si.ustack_id;
 		o.kstack_id = si.kstack_id;
+		o.waker_syscall = si.waker_syscall;
 		memcpy(o.args, si.args, sizeof(o.args));
 		if (r->unw && o.off_ns && r->end_ns - o.off_ns >= r->o->dwarf_min_ns)
 			dwarf_open_interval(r, &o);
@@ -1577,9 +1578,10 @@ int cmd_record(int argc, char **argv)
 	/* Scheduler first: from here on every switch of the target is seen. */
 	if (attach_sched(&r))
 		goto cleanup;
-	if (o.cmd)
+	if (o.cmd) {
 		attacher__attach_object(r.att, r.pid, exe);
-	else
+		attacher__attach_like_self(r.att, r.pid, "libc.so");
+	} else
 		attacher__scan(r.att, r.pid);
 	if (attacher__sample_threads(r.att, r.pid, o.sample_period_ns) < 0 && o.pid) {
 		gt_err("pid %d exited while gaptrace was attaching", r.pid);

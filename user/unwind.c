@@ -22,10 +22,10 @@
 #include "unwind.h"
 #include "util.h"
 
-#define MAX_PROCS 64		     /* processes with a live Dwfl (LRU beyond) */
-#define REREPORT_NS (100 * NSEC_PER_MSEC) /* at most this often per process */
-#define FP_MAX_FUNCS 2000
-#define FP_MIN_FUNCS 3
+#define MAX_PROCS      64		     /* processes with a live Dwfl (LRU beyond) */
+#define REREPORT_NS    (100 * NSEC_PER_MSEC) /* at most this often per process */
+#define FP_MAX_FUNCS   2000
+#define FP_MIN_FUNCS   3
 #define FP_MIN_PERCENT 30 /* fp builds: ~100% of functions; -fomit-frame-pointer: ~0-5% */
 
 struct unw_proc {
@@ -91,9 +91,9 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
+    .find_elf = find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .debuginfo_path = &debuginfo_path,
 };
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -143,10 +143,10 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 }
 
 static const Dwfl_Thread_Callbacks thread_callbacks = {
-	.next_thread = next_thread,
-	.get_thread = get_thread,
-	.memory_read = memory_read,
-	.set_initial_registers = set_initial_registers,
+    .next_thread = next_thread,
+    .get_thread = get_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
 };
 
 static int frame_cb(Dwfl_Frame *state, void *arg)
@@ -207,8 +207,8 @@ static struct unw_proc *proc_get(struct unwinder *u, uint32_t pid)
 		p->dwfl = dwfl_begin(&proc_callbacks);
 		if (!p->dwfl)
 			return NULL;
-		if (proc_report(p) || !dwfl_attach_state(p->dwfl, NULL, (pid_t)pid,
-							 &thread_callbacks, u)) {
+		if (proc_report(p) ||
+		    !dwfl_attach_state(p->dwfl, NULL, (pid_t)pid, &thread_callbacks, u)) {
 			gt_dbg("dwarf unwinding: cannot read pid %u's objects: %s", pid,
 			       dwfl_errmsg(-1));
 			proc_drop(p);
@@ -401,7 +401,7 @@ void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)
  */
 static bool has_fp_prologue(const uint8_t *code, size_t len)
 {
-	static const uint8_t mov[] = { 0x48, 0x89, 0xe5 };
+	static const uint8_t mov[] = {0x48, 0x89, 0xe5};
 	bool pushed = false;
 
 	for (size_t i = 0; i + sizeof(mov) <= len; i++) {
@@ -557,7 +557,7 @@ void fp_audit__stack(struct fp_audit *a, uint16_t nr)
 
 static bool system_object(const char *path)
 {
-	static const char *const dirs[] = { "/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/" };
+	static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"};
 
 	for (size_t i = 0; i < GT_ARRAY_SIZE(dirs); i++)
 		if (!strncmp(path, dirs[i], strlen(dirs[i])))

@@ -113,8 +113,11 @@ async function testSvg(ctx) {
   const big = await frameOf(cat[0]);
   await big.locator('rect').hover();
   let details = await page.textContent('.gtf-details');
+  // Differential graphs (gaptrace diff --flame svg) show before, after and the change.
+  const diff = await page.evaluate(() => document.documentElement.getAttribute('data-diff') === '1');
+  const want = diff ? /before .+, after .+, change [+-]/ : /\d+\.\d\d (ns|us|ms|s), \d+\.\d\d% of all/;
   check('svg: hover shows name, time and share', details.startsWith(cat[0] + ' \u2014 ') &&
-        /\d+\.\d\d (ns|us|ms|s), \d+\.\d\d% of all/.test(details), details);
+        want.test(details), details);
 
   await big.locator('rect').click();
   const zoom = await page.evaluate((name) => {

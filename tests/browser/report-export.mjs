@@ -62,9 +62,11 @@ const ctx = await chromium.launchPersistentContext(profile, {
 });
 
 let failures = 0;
+let passes = 0;
 function check(ok, what) {
   console.log(`${ok ? 'PASS' : 'FAIL'} ${what}`);
-  if (!ok) failures++;
+  if (ok) passes++;
+  else failures++;
 }
 
 // Every page: console errors, uncaught exceptions and off-machine requests count.
@@ -158,5 +160,5 @@ try {
   server.close();
   fs.rmSync(profile, { recursive: true, force: true });
 }
-console.log(`browser report/export: ${failures ? 'FAILED' : 'ok'}, screenshots in ${artDir}`);
+console.log(`html report and export: ${passes} passed, ${failures} failed (screenshots in ${artDir})`);
 process.exit(failures ? 1 : 0);

@@ -48,6 +48,12 @@ def main():
             if k not in e:
                 fails.append(f"event without {k}: {e}")
                 break
+    # Perfetto takes one tid under two pids for a recycled thread: tids must be unique.
+    pid_of = {}
+    for e in evs:
+        if e["ph"] != "M" and pid_of.setdefault(e["tid"], e["pid"]) != e["pid"]:
+            fails.append(f"tid {e['tid']} appears under pids {pid_of[e['tid']]} and {e['pid']}")
+            break
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in evs
              if e["ph"] == "M" and e["name"] == "thread_name"}
     procs = {e["pid"]: e["args"]["name"] for e in evs

@@ -65,8 +65,12 @@ def main():
                   f"[{inj['start_ns']}, {inj['end_ns']}] lies in no reported gap")
             fails += 1
             continue
-        by_gap.setdefault(g["index"], (g, {}))[1].setdefault(inj["category"], 0)
-        by_gap[g["index"]][1][inj["category"]] += inj["amount_ns"]
+        cats = by_gap.setdefault(g["index"], (g, {}))[1]
+        cats[inj["category"]] = cats.get(inj["category"], 0) + inj["amount_ns"]
+        if scen == "mixed" and inj["category"] != "scheduler":
+            # Run-queue time inside another component's window is scheduler
+            # time too: the workload subtracted it from that component.
+            cats["scheduler"] = cats.get("scheduler", 0) + inj.get("run_delay_ns", 0)
 
     mixed = scen == "mixed"
     for idx, (g, cats) in sorted(by_gap.items()):

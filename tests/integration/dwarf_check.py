@@ -48,6 +48,7 @@ def main():
     total = good = deep = short = 0
     kinds = set()
     misses = []
+    shallow = []
     for line in dump.splitlines():
         f = line.split()
         if len(f) < 3 or f[1] != "offcpu":
@@ -71,10 +72,14 @@ def main():
             good += 1
             if "worker_main" in frames[frames.index(want):]:
                 deep += 1
+            else:
+                shallow.append("%.3f-%.3f ms %s: %s" % (off, on, win[2], ";".join(frames)))
         else:
             misses.append("%.3f ms %s: %s" % (off, win[2], ";".join(frames) or "(none)"))
     for m in misses[:10]:
         print("  miss " + m)
+    for m in shallow[:5]:
+        print("  short stack " + m)
     if total == 0:
         need = OFFCPU_KINDS & {w[2] for w in windows}
         print("no off-CPU interval >= %g ms began in an injected delay (%d shorter)%s"
