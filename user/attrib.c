@@ -194,8 +194,9 @@ static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 		uint64_t end;
 
 		if (!s) {
-			/* Past the kept samples: the last one before is the best evidence. */
-			s = i > 0 ? &t->samples[i - 1] : NULL;
+			/* Past the kept samples: the one just before, if it is close. */
+			s = i > 0 && cursor - t->samples[i - 1].ts <= period ? &t->samples[i - 1]
+									  : NULL;
 			if (s)
 				take(x, acc, classify_sample(x->m, s), cursor, v,
 				     sample_src(t, s, sp->depth));

@@ -302,7 +302,8 @@ int unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, const uint6
 	u->max = max;
 	ret = (int)unwind_once(u, p);
 	/*
-	 * Ended in a frame that lies in no known object: the mappings were read
+	 * Ended in a frame that lies in no known object (not one whose object
+	 * has no CFI there, like glibc's clone3): the mappings were read
 	 * before it was mapped (dlopen) or while the loader was still placing it
 	 * (right after exec: libdwfl then knows it with a short range, and adding
 	 * the whole range later fails as an overlap).  Read them anew, from
@@ -310,7 +311,7 @@ int unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, const uint6
 	 * most every REREPORT_NS (a bad stack can end anywhere).
 	 */
 	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
-	if ((ret < 2 || !dwfl_addrmodule(p->dwfl, ips[ret - 1] - 1)) &&
+	if ((ret == 0 || !dwfl_addrmodule(p->dwfl, ret == 1 ? ips[0] : ips[ret - 1] - 1)) &&
 	    (!p->renewed || gt_now_mono_ns() - p->reported_ns >= REREPORT_NS) &&
 	    !access(maps, R_OK)) {
 		proc_drop(p);
