@@ -536,6 +536,27 @@ static __always_inline int handle_waking(struct task_struct *p)
 	return 0;
 }
 
+/*
+ * sched_wakeup fires when the woken task is on a run queue (after the IPI of
+ * a remote wakeup): the run-queue wait starts here, as the scheduler's own
+ * run_delay counts it.  sched_waking, earlier and in the waker's context,
+ * names the waker.
+ */
+static __always_inline int handle_wakeup(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct offcpu_start *si;
+
+	if (!is_target(BPF_CORE_READ(p, tgid)))
+		return 0;
+	si = bpf_map_lookup_elem(&offcpu, &tid);
+	if (!si || (si->flags & GT_OFF_ENQUEUED))
+		return 0;
+	si->wake_ns = bpf_ktime_get_ns();
+	si->flags |= GT_OFF_ENQUEUED;
+	return 0;
+}
+
 static __always_inline void emit_task(struct task_struct *t, __u32 event, __u32 parent_tid,
 				      const char *comm, bool urgent)
 {
@@ -619,6 +640,12 @@ int BPF_PROG(btf_sched_waking, struct task_struct *p)
 	return handle_waking(p);
 }
 
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(btf_sched_wakeup, struct task_struct *p)
+{
+	return handle_wakeup(p);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(btf_sched_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -654,6 +681,12 @@ SEC("raw_tp/sched_waking")
 int BPF_PROG(raw_sched_waking, struct task_struct *p)
 {
 	return handle_waking(p);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(raw_sched_wakeup, struct task_struct *p)
+{
+	return handle_wakeup(p);
 }
 
 SEC("raw_tp/sched_process_fork")

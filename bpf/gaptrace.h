@@ -49,6 +49,7 @@ struct gt_hdr {
 #define GT_OFF_PARTIAL_END 0x4	 /* still off-CPU when tracing ended: on_ns = end */
 #define GT_OFF_WAKER_IRQ 0x8	 /* woken from interrupt context: waker is not a cause */
 #define GT_OFF_NEW_TASK 0x10	 /* first run of a new thread: off_ns = creation */
+#define GT_OFF_ENQUEUED 0x40	 /* wake_ns is the enqueue (sched_wakeup), not sched_waking */
 #define GT_OFF_SWITCHIN_EST 0x20 /* switch-in not traced: on_ns from the scheduler's
 				  * sched_info.last_arrival (or the wakeup) */
 

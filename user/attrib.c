@@ -149,6 +149,21 @@ struct span {
 	unsigned depth;
 };
 
+/* True when ts lies inside one of t's uprobe/API call intervals. */
+static bool in_call(const struct m_thread *t, uint64_t ts)
+{
+	size_t i = LOWER_BOUND(t->calls, t->ncalls, enter, ts + 1);
+
+	/* Calls are sorted by entry; a covering one entered at or before ts. */
+	while (i-- > 0) {
+		if (t->calls[i].exit >= ts)
+			return true;
+		if (ts - t->calls[i].enter > 10 * NSEC_PER_SEC)
+			break;
+	}
+	return false;
+}
+
 static struct src sample_src(const struct m_thread *t, const struct m_sample *s, unsigned depth)
 {
 	struct src sc = SRC(t->tid, GT_PIECE_SAMPLE, depth);
@@ -190,8 +205,13 @@ static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 	 */
 	i = LOWER_BOUND(t->samples, t->nsamples, ts, u);
 	while (cursor < v) {
-		const struct m_sample *s = i < t->nsamples ? &t->samples[i] : NULL;
+		const struct m_sample *s;
 		uint64_t end;
+
+		/* A sample inside a timed call speaks for that call, which is exact. */
+		while (i < t->nsamples && in_call(t, t->samples[i].ts))
+			i++;
+		s = i < t->nsamples ? &t->samples[i] : NULL;
 
 		if (!s) {
 			/* Past the kept samples: the one just before, if it is close. */

@@ -727,15 +727,35 @@ static int release_child(struct recorder *r, int status_fd, const char *cmd)
 	return 0;
 }
 
+/* The scheduler programs, each in its tp_btf and raw_tp flavour. */
+struct sched_prog {
+	struct bpf_program *btf, *raw;
+	struct bpf_link **btf_link, **raw_link;
+};
+
+#define SCHED_PROG(s, name)                                                                 \
+	{ (s)->progs.btf_##name, (s)->progs.raw_##name, &(s)->links.btf_##name,             \
+	  &(s)->links.raw_##name }
+
+static size_t sched_progs(struct gaptrace_bpf *s, struct sched_prog *out)
+{
+	const struct sched_prog progs[] = {
+		SCHED_PROG(s, sched_switch), SCHED_PROG(s, sched_waking),
+		SCHED_PROG(s, sched_wakeup), SCHED_PROG(s, sched_fork),
+		SCHED_PROG(s, sched_exit),   SCHED_PROG(s, sched_exec),
+		SCHED_PROG(s, task_rename),
+	};
+
+	memcpy(out, progs, sizeof(progs));
+	return GT_ARRAY_SIZE(progs);
+}
+
+#define MAX_SCHED_PROGS 8
+
 static int choose_sched_attach(struct recorder *r)
 {
-	struct gaptrace_bpf *s = r->skel;
-	struct bpf_program *btf[] = { s->progs.btf_sched_switch, s->progs.btf_sched_waking,
-				      s->progs.btf_sched_fork,	 s->progs.btf_sched_exit,
-				      s->progs.btf_sched_exec,	 s->progs.btf_task_rename };
-	struct bpf_program *raw[] = { s->progs.raw_sched_switch, s->progs.raw_sched_waking,
-				      s->progs.raw_sched_fork,	 s->progs.raw_sched_exit,
-				      s->progs.raw_sched_exec,	 s->progs.raw_task_rename };
+	struct sched_prog p[MAX_SCHED_PROGS];
+	size_t n = sched_progs(r->skel, p);
 	bool use_btf;
 
 	if (!strcmp(r->o->attach, "tp_btf"))
@@ -744,9 +764,9 @@ static int choose_sched_attach(struct recorder *r)
 		use_btf = false;
 	else
 		use_btf = gt_have_vmlinux_btf() && gt_probe_tp_btf("sched_switch");
-	for (size_t i = 0; i < GT_ARRAY_SIZE(btf); i++) {
-		bpf_program__set_autoload(btf[i], use_btf);
-		bpf_program__set_autoload(raw[i], !use_btf);
+	for (size_t i = 0; i < n; i++) {
+		bpf_program__set_autoload(p[i].btf, use_btf);
+		bpf_program__set_autoload(p[i].raw, !use_btf);
 	}
 	r->attach_kind = use_btf ? "tp_btf" : "raw_tp";
 	gt_dbg("scheduler tracepoints: %s", r->attach_kind);
@@ -755,32 +775,20 @@ static int choose_sched_attach(struct recorder *r)
 
 static int attach_sched(struct recorder *r)
 {
-	struct gaptrace_bpf *s = r->skel;
 	bool btf = !strcmp(r->attach_kind, "tp_btf");
-	struct bpf_program *progs[] = {
-		btf ? s->progs.btf_sched_switch : s->progs.raw_sched_switch,
-		btf ? s->progs.btf_sched_waking : s->progs.raw_sched_waking,
-		btf ? s->progs.btf_sched_fork : s->progs.raw_sched_fork,
-		btf ? s->progs.btf_sched_exit : s->progs.raw_sched_exit,
-		btf ? s->progs.btf_sched_exec : s->progs.raw_sched_exec,
-		btf ? s->progs.btf_task_rename : s->progs.raw_task_rename,
-	};
-	struct bpf_link **links[] = {
-		btf ? &s->links.btf_sched_switch : &s->links.raw_sched_switch,
-		btf ? &s->links.btf_sched_waking : &s->links.raw_sched_waking,
-		btf ? &s->links.btf_sched_fork : &s->links.raw_sched_fork,
-		btf ? &s->links.btf_sched_exit : &s->links.raw_sched_exit,
-		btf ? &s->links.btf_sched_exec : &s->links.raw_sched_exec,
-		btf ? &s->links.btf_task_rename : &s->links.raw_task_rename,
-	};
+	struct sched_prog p[MAX_SCHED_PROGS];
+	size_t n = sched_progs(r->skel, p);
 
-	for (size_t i = 0; i < GT_ARRAY_SIZE(progs); i++) {
-		*links[i] = bpf_program__attach(progs[i]);
-		if (!*links[i]) {
+	for (size_t i = 0; i < n; i++) {
+		struct bpf_program *prog = btf ? p[i].btf : p[i].raw;
+		struct bpf_link **link = btf ? p[i].btf_link : p[i].raw_link;
+
+		*link = bpf_program__attach(prog);
+		if (!*link) {
 			int err = -errno;
 
-			gt_err("cannot attach %s: %s; run 'gaptrace doctor'",
-			       bpf_program__name(progs[i]), strerror(errno));
+			gt_err("cannot attach %s: %s; run 'gaptrace doctor'", bpf_program__name(prog),
+			       strerror(errno));
 			return err;
 		}
 	}
@@ -789,17 +797,13 @@ static int attach_sched(struct recorder *r)
 
 static void detach_sched(struct recorder *r)
 {
-	struct gaptrace_bpf *s = r->skel;
-	struct bpf_link **links[] = {
-		&s->links.btf_sched_switch, &s->links.btf_sched_waking, &s->links.btf_sched_fork,
-		&s->links.btf_sched_exit,   &s->links.btf_sched_exec,	&s->links.btf_task_rename,
-		&s->links.raw_sched_switch, &s->links.raw_sched_waking, &s->links.raw_sched_fork,
-		&s->links.raw_sched_exit,   &s->links.raw_sched_exec,	&s->links.raw_task_rename,
-	};
+	struct sched_prog p[MAX_SCHED_PROGS];
+	size_t n = sched_progs(r->skel, p);
 
-	for (size_t i = 0; i < GT_ARRAY_SIZE(links); i++) {
-		bpf_link__destroy(*links[i]);
-		*links[i] = NULL;
+	for (size_t i = 0; i < n; i++) {
+		bpf_link__destroy(*p[i].btf_link);
+		bpf_link__destroy(*p[i].raw_link);
+		*p[i].btf_link = *p[i].raw_link = NULL;
 	}
 }
 

@@ -67,10 +67,15 @@ def main():
             continue
         cats = by_gap.setdefault(g["index"], (g, {}))[1]
         cats[inj["category"]] = cats.get(inj["category"], 0) + inj["amount_ns"]
-        if scen == "mixed" and inj["category"] != "scheduler":
+        if scen == "mixed" and inj["category"] not in ("io", "scheduler"):
             # Run-queue time inside another component's window is scheduler
             # time too: the workload subtracted it from that component.
             cats["scheduler"] = cats.get("scheduler", 0) + inj.get("run_delay_ns", 0)
+        if scen == "mixed" and inj["category"] == "scheduler":
+            # While the hog holds its CPU the worker spins to stay runnable:
+            # the rest of that window is the worker's own CPU time.
+            win = inj["end_ns"] - inj["start_ns"]
+            cats["cpu"] = cats.get("cpu", 0) + max(0, win - inj["amount_ns"])
 
     mixed = scen == "mixed"
     for idx, (g, cats) in sorted(by_gap.items()):

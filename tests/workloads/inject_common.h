@@ -59,7 +59,13 @@
 #define SYNTH_SLEEP_NS (3 * NSEC_PER_MSEC)
 #define SYNTH_CPU_NS   (200 * NSEC_PER_USEC)
 #define POSTPROC_NS    (100 * NSEC_PER_USEC)
-#define IO_CHUNK       (256 * 1024)
+/*
+ * Large writes, so each injected I/O wait spans few wakeups: every wakeup
+ * costs ~20 us of run-queue time that gaptrace counts (sched_wakeup ->
+ * switch-in, confirmed with perf) but the kernel's schedstat run_delay,
+ * which the truth subtracts, mostly misses.
+ */
+#define IO_CHUNK       (2 * 1024 * 1024)
 #define IO_WRAP	       (64ULL << 20) /* keeps --io-file bounded however long the run */
 #define TRIM_BLOCK     (64 * 1024)   /* below glibc's mmap threshold: lands in the heap */
 #define PREP_CHUNK     (256 * 1024)  /* heap-prep re-checks its deadline this often */
@@ -295,8 +301,18 @@ INJ_STATIC void record(unsigned int gap, enum inj_kind kind, uint64_t start, uin
 	in->run_delay_ns = rd;
 	in->target_ns = target;
 	in->bytes = bytes;
+	/*
+	 * Scheduler: the run-queue time schedstat counted.  Others: the window
+	 * less that run-queue time (preemptions, the wait for a CPU after the
+	 * wakeup) -- except io: its many short fdatasync wakeups make schedstat's
+	 * run_delay unreliable (it misses most of the ~20 us sched_wakeup ->
+	 * switch-in latency perf shows, and once counted milliseconds during a
+	 * pwrite that ran uninterrupted), so io takes the whole window.
+	 */
 	if (kind == INJ_SCHED)
 		in->amount_ns = rd;
+	else if (kind == INJ_IO)
+		in->amount_ns = win;
 	else
 		in->amount_ns = win > rd ? win - rd : 0;
 }
@@ -986,6 +1002,8 @@ INJ_STATIC uint64_t lock_hold_ns(unsigned int u)
 /* ---- the gpu-worker's start, the helper threads and the run's set-up ---- */
 
 /* First thing on the gpu-worker thread. */
+INJ_STATIC bool worker_cpu_reserved;
+
 INJ_STATIC void inj_worker_begin(void)
 {
 	name_self("gpu-worker", &worker_tid);
@@ -995,7 +1013,7 @@ INJ_STATIC void inj_worker_begin(void)
 			"%s: warning: no /proc/thread-self/schedstat "
 			"(CONFIG_SCHED_INFO off?): run_delay_ns will read 0\n",
 			inj_prog);
-	if (uses_hog())
+	if (uses_hog() || worker_cpu_reserved)
 		pin_to(last_cpu);
 
 	if (uses_prep()) {
@@ -1139,14 +1157,26 @@ struct inj_helpers {
 /* The threads that prepare the injections, before the worker starts. */
 INJ_STATIC void inj_start_helpers(struct inj_helpers *h)
 {
-	if (uses_hog()) {
-		cpu_set_t set;
+	cpu_set_t set;
 
-		if (sched_getaffinity(0, sizeof(set), &set) != 0)
-			die("sched_getaffinity");
-		for (int c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &set))
-				last_cpu = c;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		die("sched_getaffinity");
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			last_cpu = c;
+	/*
+	 * The gpu-worker gets the last CPU to itself (the hog joins it only in
+	 * the scheduler injection): every thread started from here on inherits
+	 * the other CPUs.  Otherwise, on a small machine, synth/heap-prep/
+	 * lock-holder work queues the worker for milliseconds the truth cannot
+	 * account for.
+	 */
+	if (CPU_COUNT(&set) >= 2) {
+		CPU_CLR(last_cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) == 0)
+			worker_cpu_reserved = true;
+	}
+	if (uses_hog()) {
 		if (sem_init(&hog.go, 0, 0) || sem_init(&hog.ready, 0, 0))
 			die("sem_init");
 		spawn(&h->hog, hog_main, NULL, "start hog thread");
