@@ -227,7 +227,7 @@ static void run_free(struct run *rn)
  * Two gaps with every kind of piece:
  *
  * gap 0 [10, 30) ms, between units 1 and 2, critical thread gpu-worker:
- *   [10, 11) on CPU, covered by the next sample (21) cpu       1 ms
+ *   [10, 11) on CPU, no sample                      cpu        1 ms
  *   [11, 19) futex lock wait (value 2), C++ stack   lock       8 ms
  *   [19, 20) run queue after the wakeup             scheduler  1 ms
  *   [20, 25) samples in a Rust v0 function          cpu        5 ms
@@ -238,7 +238,7 @@ static void run_free(struct run *rn)
  *   [50, 58) epoll hand-off woken by synth-0, whose time it becomes:
  *     [50, 52) preempted                            scheduler  2 ms
  *     (52, 58] samples in an unresolved libfoo frame cpu       6 ms
- *   [58, 60) on CPU, no sample near                 cpu        2 ms
+ *   [58, 60) on CPU, no sample                      cpu        2 ms
  */
 static void build(struct synth *s)
 {
@@ -295,8 +295,8 @@ static void build(struct synth *s)
 
 static const char *const all_lines =
 	"allocator;[gpu-worker];[malloc_trim] 10000000\n"
-	"cpu;[gpu-worker];[on CPU, not sampled] 2000000\n"
-	"cpu;[gpu-worker];main;prover::msm::compute 6000000\n"
+	"cpu;[gpu-worker];[on CPU, not sampled] 3000000\n"
+	"cpu;[gpu-worker];main;prover::msm::compute 5000000\n"
 	"cpu;[gpu-worker];main;prover::ntt::forward 4000000\n"
 	"cpu;[synth-0];synth_main;[libfoo.so+0x3234] 6000000\n"
 	"cuda;[gpu-worker];[launch latency] 1000000\n"
@@ -408,7 +408,8 @@ static void test_flame_filters(void **state)
 	f.unit = 1;
 	f.cat = GT_CAT_CPU;
 	out = folded(&rn, &f);
-	assert_text(out, "cpu;[gpu-worker];main;prover::msm::compute 6000000\n"
+	assert_text(out, "cpu;[gpu-worker];[on CPU, not sampled] 1000000\n"
+			 "cpu;[gpu-worker];main;prover::msm::compute 5000000\n"
 			 "cpu;[gpu-worker];main;prover::ntt::forward 4000000\n");
 	free(out);
 	flame_filter__init(&f);
@@ -778,7 +779,7 @@ static void test_flame_top_stacks(void **state)
 	assert_string_equal(c.text[1],
 			    "lock 8000000 gpu-worker: prover::gpu::Pool::lock() worker_main");
 	assert_string_equal(c.text[2], "cpu 6000000 synth-0: synth_main");
-	assert_string_equal(c.text[3], "cpu 6000000 gpu-worker: prover::msm::compute main");
+	assert_string_equal(c.text[3], "cpu 5000000 gpu-worker: prover::msm::compute main");
 	c.n = 0;
 	assert_int_equal(flame__top_stacks(fl, GT_CAT_SCHED, 9, collect_cb, &c), 2);
 	assert_string_equal(c.text[0], "scheduler 2000000 synth-0: [preempted]");
@@ -795,9 +796,9 @@ static void test_flame_top_stacks(void **state)
 				    "       8.00 ms 100.0%  gpu-worker: prover::gpu::Pool::lock() "
 				    "\xe2\x86\x90 worker_main\n"));
 	assert_non_null(strstr(buf, "  cpu 18.00 ms\n"
-				    "       6.00 ms  33.3%  gpu-worker: prover::msm::compute "
-				    "\xe2\x86\x90 main\n"
 				    "       6.00 ms  33.3%  synth-0: synth_main\n"
+				    "       5.00 ms  27.8%  gpu-worker: prover::msm::compute "
+				    "\xe2\x86\x90 main\n"
 				    "       4.00 ms  22.2%  gpu-worker: prover::ntt::forward "
 				    "\xe2\x86\x90 main\n"));
 	free(buf);
@@ -827,7 +828,7 @@ static void test_flame_json_top_stacks(void **state)
 				    "\"thread_name\":\"gpu-worker\",\"frames\":[\"__schedule_[k]\","
 				    "\"futex_wait_[k]\",\"entry_SYSCALL_64_[k]\","
 				    "\"prover::gpu::Pool::lock()\",\"worker_main\"]},"
-				    "{\"category\":\"cpu\",\"ns\":6000000,"));
+				    "{\"category\":\"cpu\",\"ns\":5000000,"));
 	assert_non_null(strstr(buf, "\"top_stacks\":[{\"category\":\"allocator\",\"ns\":10000000,"
 				    "\"thread_name\":\"gpu-worker\","
 				    "\"frames\":[\"[malloc_trim]\"]}]"));

@@ -154,7 +154,7 @@ struct an_result {
 	const char *unit_source; /* "usdt", "func:NAME", "bursts >= 10 ms" ... */
 	char unit_source_buf[96];
 	uint64_t units;
-	const char *gpu_source;
+	const char *gpu_source; /* owned */
 	struct an_device *devices;
 	size_t ndevices;
 	struct an_gap *gaps;

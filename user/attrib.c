@@ -149,19 +149,27 @@ struct span {
 	unsigned depth;
 };
 
-/* True when ts lies inside one of t's uprobe/API call intervals. */
-static bool in_call(const struct m_thread *t, uint64_t ts)
-{
-	size_t i = LOWER_BOUND(t->calls, t->ncalls, enter, ts + 1);
 
-	/* Calls are sorted by entry; a covering one entered at or before ts. */
-	while (i-- > 0) {
-		if (t->calls[i].exit >= ts)
-			return true;
-		if (ts - t->calls[i].enter > 10 * NSEC_PER_SEC)
-			break;
+/*
+ * A sample taken while the kernel handled one of our uprobes is the probed
+ * call's own boundary (and gaptrace's overhead): it counts as that call's
+ * category, not as the application's cpu.
+ */
+static int sample_cat(struct ex *x, const struct m_thread *t, const struct m_sample *s)
+{
+	const uint64_t near = 200 * NSEC_PER_USEC;
+
+	if (model__stack_class(x->m, s->kstack) & STK_UPROBE) {
+		for (size_t i = 0; i < t->ncalls; i++) {
+			const struct m_call *c = &t->calls[i];
+
+			if (c->enter > s->ts + near)
+				break;
+			if (c->exit + near >= s->ts)
+				return c->cat;
+		}
 	}
-	return false;
+	return classify_sample(x->m, s);
 }
 
 static struct src sample_src(const struct m_thread *t, const struct m_sample *s, unsigned depth)
@@ -186,7 +194,7 @@ static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 	 * "running" span with far fewer samples than that means records of
 	 * this thread are missing (it was not running): say unknown, not cpu.
 	 */
-	if (x->m->nsamples_total && v - u >= 4 * period) {
+	if (x->m->nsamples_total && u >= x->m->sampling_from && v - u >= 4 * period) {
 		size_t j = LOWER_BOUND(t->samples, t->nsamples, ts, u), n = 0;
 
 		for (; j < t->nsamples && t->samples[j].ts <= v + period; j++)
@@ -198,40 +206,30 @@ static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 	}
 	/*
 	 * Per-thread cpu-clock samples fire every period of the thread's own CPU
-	 * time, across its blocked stretches: a moment of CPU time belongs to the
-	 * first sample at or after it, the next sample in wall time.  (Splitting
-	 * by wall-time proximity instead biases fragmented work, e.g. short
-	 * write()s between fdatasync()s, towards whatever is sampled nearby.)
+	 * time: a sample stands for the CPU time just before it.  Inside the
+	 * piece, each stretch goes to the sample that ends it; the tail (or a
+	 * piece with no sample) goes to the next sample if it comes within a
+	 * period, else the previous one if that is within a period, else to cpu
+	 * as unsampled.  Farther samples say little about short fragments.
 	 */
 	i = LOWER_BOUND(t->samples, t->nsamples, ts, u);
-	while (cursor < v) {
-		const struct m_sample *s;
-		uint64_t end;
+	for (; i < t->nsamples && t->samples[i].ts <= v; i++) {
+		const struct m_sample *s = &t->samples[i];
 
-		/* A sample inside a timed call speaks for that call, which is exact. */
-		while (i < t->nsamples && in_call(t, t->samples[i].ts))
-			i++;
-		s = i < t->nsamples ? &t->samples[i] : NULL;
+		take(x, acc, sample_cat(x, t, s), cursor, s->ts, sample_src(t, s, sp->depth));
+		cursor = GT_MAX(cursor, s->ts);
+	}
+	if (cursor < v) {
+		const struct m_sample *s = NULL;
 
-		if (!s) {
-			/* Past the kept samples: the one just before, if it is close. */
-			s = i > 0 && cursor - t->samples[i - 1].ts <= period ? &t->samples[i - 1]
-									  : NULL;
-			if (s)
-				take(x, acc, classify_sample(x->m, s), cursor, v,
-				     sample_src(t, s, sp->depth));
-			else
-				take(x, acc, GT_CAT_CPU, cursor, v,
-				     SRC(t->tid, GT_PIECE_ONCPU, sp->depth));
-			return;
-		}
-		end = GT_MIN(s->ts, v);
-		if (end > cursor)
-			take(x, acc, classify_sample(x->m, s), cursor, end,
-			     sample_src(t, s, sp->depth));
-		cursor = GT_MAX(cursor, end);
-		if (s->ts <= v)
-			i++;
+		if (i < t->nsamples && t->samples[i].ts - v <= period)
+			s = &t->samples[i];
+		else if (i > 0 && cursor - GT_MIN(cursor, t->samples[i - 1].ts) <= period)
+			s = &t->samples[i - 1];
+		if (s)
+			take(x, acc, sample_cat(x, t, s), cursor, v, sample_src(t, s, sp->depth));
+		else
+			take(x, acc, GT_CAT_CPU, cursor, v, SRC(t->tid, GT_PIECE_ONCPU, sp->depth));
 	}
 }
 

@@ -259,6 +259,10 @@ static int classify_stack(struct model *m, struct m_stack *st)
 			     k++)
 				if (strstr(s->name, kernel_mm[k]))
 					cls |= STK_FAULT;
+			/* int3 entry, single-step and return trampoline of a uprobe */
+			if (s->name && (strstr(s->name, "uprobe") || strstr(s->name, "exc_int3") ||
+					strstr(s->name, "exc_debug")))
+				cls |= STK_UPROBE;
 			continue;
 		}
 		if (match_cuda_module(s->module))

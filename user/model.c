@@ -514,6 +514,8 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 		r->lost_gpu = GT_MAX(r->lost_gpu, v);
 	else if (!strcmp(key, "end_mono_ns"))
 		r->end_ns = v;
+	else if (!strcmp(key, "sampling_from_ns"))
+		((struct model *)r->model)->sampling_from = v;
 	return 0;
 }
 
@@ -914,6 +916,8 @@ int analysis__run(struct capture *c, const struct an_opts *o, struct an_result *
 	const char *v;
 
 	m->opts = *o;
+	/* Owned by r from here: counters read in pass 1 land in the model too. */
+	r->model = m;
 	r->path = gt_xstrdup(capture__path(c));
 	v = capture__header(c, "comm");
 	r->comm = gt_xstrdup(v ? v : "?");
@@ -925,11 +929,11 @@ int analysis__run(struct capture *c, const struct an_opts *o, struct an_result *
 	r->sample_period_ns = v ? strtoull(v, NULL, 10) : 0;
 	m->sample_period = r->sample_period_ns ? r->sample_period_ns : NSEC_PER_MSEC;
 	v = capture__header(c, "gpu_source");
-	r->gpu_source = v ? v : "usdt";
+	/* A copy: the result outlives the capture it came from. */
+	r->gpu_source = gt_xstrdup(v ? v : "usdt");
 
 	if (pass1(c, m, r)) {
 		snprintf(err, errlen, "cannot analyse %s", capture__path(c));
-		model__free(m);
 		an_result__free(r);
 		return -1;
 	}
@@ -950,7 +954,6 @@ int analysis__run(struct capture *c, const struct an_opts *o, struct an_result *
 	if (m->host_view)
 		add_warning(r, "no GPU records: GPU busy time is the host-side view (from a "
 			       "launch call to the next synchronize return); gaps are host time");
-	r->model = m;
 	*out = r;
 	return 0;
 }
@@ -972,6 +975,7 @@ void an_result__free(struct an_result *r)
 	free(r->warnings);
 	free(r->path);
 	free(r->comm);
+	free((char *)r->gpu_source);
 	model__free(r->model);
 	free(r);
 }

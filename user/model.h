@@ -96,6 +96,7 @@ struct m_thread {
 #define STK_ALLOC 0x04	 /* an allocator frame */
 #define STK_CUDA 0x08	 /* a CUDA driver/runtime frame */
 #define STK_FAULT 0x10	 /* kernel: page fault or mm syscall */
+#define STK_UPROBE 0x20	 /* kernel: handling one of our uprobes (tracer overhead) */
 
 struct m_stack {
 	int32_t id;
@@ -133,6 +134,7 @@ struct model {
 	uint64_t start, end;
 	uint64_t sample_period;
 	uint64_t nsamples_total; /* sample records in the whole capture */
+	uint64_t sampling_from; /* samplers attached (before: no samples expected) */
 
 	struct m_op *ops;
 	size_t nops, ops_cap;
