@@ -56,8 +56,13 @@ def main():
         # and a gap cut by the capture's start is not a whole gap.
         cap = rep["capture"]
         first_gap = min((g["start_ns"] for g in rep["gaps"]), default=cap["end_ns"])
+        # The first and last half second are the attach and detach: probes
+        # being placed (a CUPTI injection stops the target for a moment),
+        # samplers opening, GPU records arriving after the CPU side stopped.
+        edge = 500_000_000
         injections = [i for i in injections
-                      if i["start_ns"] >= max(cap["start_ns"], first_gap) and i["end_ns"] <= cap["end_ns"]]
+                      if i["start_ns"] >= max(cap["start_ns"] + edge, first_gap)
+                      and i["end_ns"] <= cap["end_ns"] - edge]
     for inj in injections:
         g = gap_containing(rep["gaps"], inj["start_ns"], inj["end_ns"])
         if g is None:
