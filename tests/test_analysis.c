@@ -326,6 +326,8 @@ static void test_gap_lock_by_futex_value(void **state)
 	synth_open(&s);
 	base_gap(&s, T0 + 30 * MS);
 	thread(&s, 11, "lock-holder");
+	stack(&s, 9, 0x400900, "holder_main", "/usr/bin/app");
+	ev_off(&s, 11, T0 + 9 * MS, T0 + 22 * MS, T0 + 22 * MS, 0, SYS_clock_nanosleep, 0, 0, 0, 9);
 	/* FUTEX_WAIT_PRIVATE (128) on the contended value 2: a mutex. */
 	ev_off(&s, 10, T0 + 10 * MS, T0 + 28 * MS, T0 + 29 * MS, 0, SYS_futex, 128, 2, 11, -1);
 	r = synth_run(&s, NULL);
@@ -335,6 +337,11 @@ static void test_gap_lock_by_futex_value(void **state)
 	assert_int_equal(r->gaps[0].nholders, 1);
 	assert_int_equal(r->gaps[0].holders[0].tid, 11);
 	assert_int_equal(r->gaps[0].holders[0].wait_ns, 18 * MS);
+	/* Meanwhile the holder slept 12 ms in holder_main, then ran 6 ms. */
+	assert_int_equal(r->gaps[0].holders[0].by_cat[GT_CAT_SLEEP], 12 * MS);
+	assert_int_equal(r->gaps[0].holders[0].by_cat[GT_CAT_CPU], 6 * MS);
+	assert_int_equal(r->gaps[0].holders[0].ustack, 9);
+	assert_int_equal(r->gaps[0].holders[0].stack_ns, 12 * MS);
 	an_result__free(r);
 }
 

@@ -102,6 +102,10 @@ struct an_piece {
 struct an_holder {
 	uint32_t tid;	   /* thread that released the lock (woke the waiter) */
 	uint64_t wait_ns;  /* lock-wait time it ended */
+	/* What the holder did while the waiter waited (its own categories). */
+	uint64_t by_cat[GT_CAT_MAX];
+	int32_t ustack, kstack; /* its heaviest stack meanwhile (< 0: none) */
+	uint64_t stack_ns;	/* time that stack stands for */
 };
 
 struct an_gap {

@@ -25,6 +25,17 @@ struct ex {
 	struct an_result *r;
 	size_t *r_pieces_cap; /* capacity of r->pieces, kept across gaps */
 	bool pieces;
+	struct holder_probe *hp; /* set while explaining a lock holder's time */
+};
+
+/* The holder's activity while a waiter waited: per-stack weights. */
+#define HP_STACKS 16
+struct holder_probe {
+	struct {
+		int32_t ustack, kstack;
+		uint64_t ns;
+	} st[HP_STACKS];
+	size_t n;
 };
 
 /* Where a piece of time came from (its stacks), for flame graphs. */
@@ -51,6 +62,19 @@ static void take(struct ex *x, uint64_t *acc, int cat, uint64_t from, uint64_t t
 	if (to <= from)
 		return;
 	acc[cat] += to - from;
+	if (x->hp) {
+		struct holder_probe *hp = x->hp;
+		size_t i;
+
+		for (i = 0; i < hp->n; i++)
+			if (hp->st[i].ustack == sc.ustack && hp->st[i].kstack == sc.kstack)
+				break;
+		if (i == hp->n && hp->n < HP_STACKS)
+			hp->st[hp->n++] = (typeof(hp->st[0])){ sc.ustack, sc.kstack, 0 };
+		if (i < hp->n)
+			hp->st[i].ns += to - from;
+		return;
+	}
 	if (!x->pieces)
 		return;
 	gt_grow((void **)&r->pieces, x->r_pieces_cap, r->npieces, sizeof(*r->pieces));
@@ -66,20 +90,44 @@ static void take(struct ex *x, uint64_t *acc, int cat, uint64_t from, uint64_t t
 				.depth = sc.depth };
 }
 
-static void note_holder(struct ex *x, uint32_t tid, uint64_t ns)
+
+/*
+ * A lock wait stays `lock`, but the operator wants to know who held the lock
+ * and what it did meanwhile: explain the holder's own time over [u, v) into
+ * the holder record, without touching the gap's categories or chain.
+ */
+static void note_holder(struct ex *x, uint32_t tid, uint64_t u, uint64_t v, unsigned depth)
 {
 	struct an_gap *g = x->g;
+	struct holder_probe hp = {};
+	struct an_holder *h = NULL;
+	uint64_t tmp[GT_CAT_MAX] = {};
 
-	if (!tid || !ns)
+	if (!tid || v <= u || x->hp)
 		return;
-	for (size_t i = 0; i < g->nholders; i++) {
-		if (g->holders[i].tid == tid) {
-			g->holders[i].wait_ns += ns;
-			return;
+	for (size_t i = 0; i < g->nholders; i++)
+		if (g->holders[i].tid == tid)
+			h = &g->holders[i];
+	if (!h) {
+		gt_grow((void **)&g->holders, &x->holders_cap, g->nholders, sizeof(*g->holders));
+		h = &g->holders[g->nholders++];
+		*h = (struct an_holder){ .tid = tid, .ustack = -1, .kstack = -1 };
+	}
+	h->wait_ns += v - u;
+	if (!model__thread(x->m, tid, false))
+		return;
+	x->hp = &hp;
+	explain(x, tid, u, v, depth + 1, tmp);
+	x->hp = NULL;
+	for (int c = 0; c < GT_CAT_MAX; c++)
+		h->by_cat[c] += tmp[c];
+	for (size_t i = 0; i < hp.n; i++) {
+		if (hp.st[i].ns > h->stack_ns && (hp.st[i].ustack >= 0 || hp.st[i].kstack >= 0)) {
+			h->stack_ns = hp.st[i].ns;
+			h->ustack = hp.st[i].ustack;
+			h->kstack = hp.st[i].kstack;
 		}
 	}
-	gt_grow((void **)&g->holders, &x->holders_cap, g->nholders, sizeof(*g->holders));
-	g->holders[g->nholders++] = (struct an_holder){ tid, ns };
 }
 
 static size_t add_hop(struct ex *x, uint32_t tid, uint32_t waker_of, uint64_t from, uint64_t to,
@@ -87,6 +135,9 @@ static size_t add_hop(struct ex *x, uint32_t tid, uint32_t waker_of, uint64_t fr
 {
 	struct an_gap *g = x->g;
 
+	/* Probing a lock holder records nothing in the gap's chain. */
+	if (x->hp)
+		return SIZE_MAX;
 	gt_grow((void **)&g->chain, &x->chain_cap, g->nchain, sizeof(*g->chain));
 	memset(&g->chain[g->nchain], 0, sizeof(g->chain[0]));
 	g->chain[g->nchain] = (struct an_hop){ .tid = tid,
@@ -273,8 +324,8 @@ static void blocked_piece(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 	int cat = classify_blocked(x->m, o, &handoff);
 	uint32_t w = o->waker_tid;
 
-	if (cat == GT_CAT_LOCK)
-		note_holder(x, w, v - u);
+	if (cat == GT_CAT_LOCK && w != t->tid && !on_path(x, ba->depth, w))
+		note_holder(x, w, u, v, ba->depth);
 	if (handoff && w && w != t->tid && !(o->flags & GT_OFF_WAKER_IRQ) &&
 	    ba->depth < x->max_depth && !on_path(x, ba->depth, w) &&
 	    model__thread(x->m, w, false)) {
@@ -286,7 +337,8 @@ static void blocked_piece(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 		explain(x, w, u, v, ba->depth + 1, tmp);
 		for (int c = 0; c < GT_CAT_MAX; c++) {
 			acc[c] += tmp[c];
-			x->g->chain[hop].by_cat[c] = tmp[c];
+			if (hop != SIZE_MAX)
+				x->g->chain[hop].by_cat[c] = tmp[c];
 		}
 		return;
 	}

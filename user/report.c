@@ -13,6 +13,7 @@
 #include "analysis.h"
 #include "capture.h"
 #include "cmds.h"
+#include "demangle.h"
 #include "flame.h"
 #include "html.h"
 #include "json.h"
@@ -110,6 +111,36 @@ static void print_chain(FILE *f, const struct an_result *r, const struct an_gap 
 	fputc('\n', f);
 }
 
+/* Up to 4 named frames of a stack, leaf first, demangled. */
+struct frames {
+	char *name[4];
+	int n;
+};
+
+static void frame_cb(const char *name, const char *module, uint64_t ip, void *ctx)
+{
+	struct frames *fr = ctx;
+	char *d;
+
+	if (!name || !*name || fr->n >= 4)
+		return;
+	d = gt_demangle(name);
+	fr->name[fr->n++] = d ? d : gt_xstrdup(name);
+}
+
+static void frames_get(const struct an_result *r, int32_t stack, struct frames *fr)
+{
+	memset(fr, 0, sizeof(*fr));
+	if (stack >= 0)
+		an_result__stack(r, stack, frame_cb, fr);
+}
+
+static void frames_free(struct frames *fr)
+{
+	for (int i = 0; i < fr->n; i++)
+		free(fr->name[i]);
+}
+
 static void print_holders(FILE *f, const struct an_result *r, const struct an_gap *g)
 {
 	uint64_t lock = g->by_cat[GT_CAT_LOCK];
@@ -120,13 +151,25 @@ static void print_holders(FILE *f, const struct an_result *r, const struct an_ga
 
 		if (g->holders[i].wait_ns * 10 < lock)
 			continue;
-		fprintf(f, "%s%s:%u (%s)", shown ? ", " : "        lock held by: ",
-			an_result__thread_name(r, g->holders[i].tid), g->holders[i].tid,
-			gt_fmt_dur(g->holders[i].wait_ns, d, sizeof(d)));
+		{
+			const struct an_holder *h = &g->holders[i];
+			struct frames fr;
+			char b[160];
+
+			fprintf(f, "        lock held by %s:%u for %s of the wait",
+				an_result__thread_name(r, h->tid), h->tid,
+				gt_fmt_dur(h->wait_ns, d, sizeof(d)));
+			breakdown(h->by_cat, h->wait_ns, b, sizeof(b), 2);
+			if (b[0])
+				fprintf(f, "; meanwhile it spent: %s", b);
+			frames_get(r, h->ustack, &fr);
+			for (int k = 0; k < fr.n; k++)
+				fprintf(f, "%s%s", k ? " <- " : "; in ", fr.name[k]);
+			frames_free(&fr);
+			fputc('\n', f);
+		}
 		shown++;
 	}
-	if (shown)
-		fputc('\n', f);
 }
 
 static void report_text(FILE *f, const struct an_result *r, const struct report_opts *o)
@@ -387,6 +430,18 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 			json_ku64(&j, "tid", g->holders[h].tid);
 			json_kstr(&j, "thread_name", an_result__thread_name(r, g->holders[h].tid));
 			json_ku64(&j, "wait_ns", g->holders[h].wait_ns);
+			json_cats(&j, "activity", g->holders[h].by_cat);
+			{
+				struct frames fr;
+
+				frames_get(r, g->holders[h].ustack, &fr);
+				json_key(&j, "frames");
+				json_arr_begin(&j);
+				for (int k = 0; k < fr.n; k++)
+					json_str(&j, fr.name[k]);
+				json_arr_end(&j);
+				frames_free(&fr);
+			}
 			json_obj_end(&j);
 		}
 		json_arr_end(&j);

@@ -27,8 +27,14 @@ def gap_containing(gaps, start, end):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    partial = "--partial" in sys.argv
+    argv = sys.argv[1:]
+    holder_fn = None
+    if "--holder-function" in argv:
+        i = argv.index("--holder-function")
+        holder_fn = argv[i + 1]
+        del argv[i:i + 2]
+    args = [a for a in argv if not a.startswith("--")]
+    partial = "--partial" in argv
     if len(args) != 2:
         print("usage: check_truth.py REPORT.json TRUTH.json [--partial]", file=sys.stderr)
         return 2
@@ -83,6 +89,19 @@ def main():
             cats["cpu"] = cats.get("cpu", 0) + max(0, win - inj["amount_ns"])
 
     mixed = scen == "mixed"
+    if scen == "lock":
+        # The report names who held the lock (and, with full stacks, where).
+        for idx, (g, cats) in sorted(by_gap.items()):
+            holders = g.get("lock_holders", [])
+            names = [h["thread_name"] for h in holders]
+            checks += 1
+            ok = bool(holders) and names[0] == "lock-holder"
+            if ok and holder_fn:
+                ok = holder_fn in holders[0].get("frames", [])
+            print(f"{'ok  ' if ok else 'FAIL'} {scen:7s} gap {idx:3d} holder {names[:1]} "
+                  f"frames {holders[0].get('frames') if holders else None}")
+            if not ok:
+                fails += 1
     for idx, (g, cats) in sorted(by_gap.items()):
         largest = max(g["by_category"], key=lambda c: g["by_category"][c])
         for cat, want in cats.items():
