@@ -172,6 +172,77 @@ static void print_holders(FILE *f, const struct an_result *r, const struct an_ga
 	}
 }
 
+struct chain_sum {
+	char sig[256];
+	uint64_t gaps, ns;
+	uint64_t by_cat[GT_CAT_MAX];
+};
+
+static int cmp_chain(const void *a, const void *b)
+{
+	const struct chain_sum *x = a, *y = b;
+
+	return x->ns > y->ns ? -1 : x->ns < y->ns;
+}
+
+/*
+ * The critical paths that recur: gaps whose time went through the same
+ * threads (by name, so worker pools merge) are counted together.
+ */
+static void print_chains(FILE *f, const struct an_result *r)
+{
+	struct chain_sum *cs = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < r->ngaps; i++) {
+		const struct an_gap *g = &r->gaps[i];
+		char sig[256] = "";
+		size_t off = 0, k;
+		uint64_t ns = 0, by_cat[GT_CAT_MAX] = {};
+
+		if (g->nchain < 2)
+			continue;
+		for (size_t h = 0; h < g->nchain && off < sizeof(sig); h++) {
+			if (h && !hop_matters(g, &g->chain[h]))
+				continue;
+			off += (size_t)snprintf(sig + off, sizeof(sig) - off, "%s%s", h ? " <- " : "",
+						an_result__thread_name(r, g->chain[h].tid));
+			if (h) {
+				ns += g->chain[h].to_ns - g->chain[h].from_ns;
+				for (int c = 0; c < GT_CAT_MAX; c++)
+					by_cat[c] += g->chain[h].by_cat[c];
+			}
+		}
+		if (!ns)
+			continue;
+		for (k = 0; k < n && strcmp(cs[k].sig, sig); k++)
+			;
+		if (k == n) {
+			gt_grow((void **)&cs, &cap, n, sizeof(*cs));
+			memset(&cs[n], 0, sizeof(cs[n]));
+			snprintf(cs[n].sig, sizeof(cs[n].sig), "%s", sig);
+			n++;
+		}
+		cs[k].gaps++;
+		cs[k].ns += ns;
+		for (int c = 0; c < GT_CAT_MAX; c++)
+			cs[k].by_cat[c] += by_cat[c];
+	}
+	if (n) {
+		gt_sort(cs, n, sizeof(*cs), cmp_chain);
+		fprintf(f, "\nMost frequent critical paths (the waiter <- the thread whose work it "
+			   "waited for)\n");
+		for (size_t k = 0; k < n && k < 5; k++) {
+			char d[32], b[200];
+
+			breakdown(cs[k].by_cat, cs[k].ns, b, sizeof(b), 2);
+			fprintf(f, "  %4llu gaps  %10s  %s: %s\n", (unsigned long long)cs[k].gaps,
+				gt_fmt_dur(cs[k].ns, d, sizeof(d)), cs[k].sig, b);
+		}
+	}
+	free(cs);
+}
+
 static void report_text(FILE *f, const struct an_result *r, const struct report_opts *o)
 {
 	const struct an_gap **sorted;
@@ -260,6 +331,7 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 		}
 		free(sorted);
 	}
+	print_chains(f, r);
 	flame__print_top_stacks(f, r, 3);
 	if (r->clock.pairs) {
 		fprintf(f, "\nClock check: %llu ops matched to their launch call; launch -> GPU start "
