@@ -5,10 +5,10 @@
  *
  * Everything here is static and compiles as C (gnu11) and as C++ (nvcc): the
  * options, the synthesis threads and their channel, the helper threads that
- * set up each injection (lock-holder, heap-prep, hog), the injections
- * themselves with their CLOCK_MONOTONIC windows and run_delay bracketing, and
- * the ground-truth JSON (schema gaptrace.truth/1).  A workload supplies its
- * GPU and its gpu-worker loop, and calls:
+ * set up each injection (lock-holder, heap-prep, hog, janitor, synth-peer),
+ * the injections themselves with their CLOCK_MONOTONIC windows and run_delay
+ * bracketing, and the ground-truth JSON (schema gaptrace.truth/1).  A
+ * workload supplies its GPU and its gpu-worker loop, and calls:
  *
  *   inj_defaults(prog, io_path)     before parsing options
  *   inj_finish_options()            after them (allocator round sizes)
@@ -95,11 +95,12 @@ enum scenario {
 	SC_CPU,
 	SC_IO,
 	SC_MIXED,
+	SC_CHAIN,
 	SC_COUNT,
 };
 
 INJ_STATIC const char *const scenario_names[SC_COUNT] = {
-    "none", "lock", "trim", "munmap", "sched", "sleep", "cpu", "io", "mixed",
+    "none", "lock", "trim", "munmap", "sched", "sleep", "cpu", "io", "mixed", "chain",
 };
 
 enum inj_kind {
@@ -147,6 +148,8 @@ struct injection {
 	uint64_t run_delay_ns;
 	uint64_t target_ns; /* what was asked for (0 for the allocator ones) */
 	uint64_t bytes;	    /* trim and munmap: the round's size */
+	pid_t tid;	    /* the thread measured (chain: not the worker) */
+	bool off_path;	    /* chain: a window the gap is not expected to show */
 };
 
 struct skipped {
@@ -170,7 +173,8 @@ INJ_STATIC struct unit_log *units_log;
 
 INJ_STATIC bool fifo_granted;
 INJ_STATIC int last_cpu = -1;
-INJ_STATIC pid_t worker_tid, holder_tid, prep_tid, hog_tid;
+INJ_STATIC bool worker_cpu_reserved; /* the worker has last_cpu to itself */
+INJ_STATIC pid_t worker_tid, holder_tid, prep_tid, hog_tid, janitor_tid, peer_tid;
 INJ_STATIC pid_t synth_tids[64];
 INJ_STATIC unsigned int trim_round_mb, munmap_round_mb;
 
@@ -254,7 +258,8 @@ INJ_STATIC bool uses_lock(void)
 
 INJ_STATIC bool uses_prep(void)
 {
-	return opt.scenario == SC_TRIM || opt.scenario == SC_MUNMAP || opt.scenario == SC_MIXED;
+	return opt.scenario == SC_TRIM || opt.scenario == SC_MUNMAP || opt.scenario == SC_MIXED ||
+	       opt.scenario == SC_CHAIN;
 }
 
 INJ_STATIC bool uses_hog(void)
@@ -271,15 +276,15 @@ INJ_STATIC int schedstat_fd = -1;
  * but not running.  The kernel folds a wait in when the thread gets the CPU
  * back, so a read by the running thread covers every wait before it.
  */
-INJ_STATIC uint64_t run_delay(void)
+INJ_STATIC uint64_t run_delay_of(int fd)
 {
 	char buf[128];
 	unsigned long long run, delay;
 	ssize_t n;
 
-	if (schedstat_fd < 0)
+	if (fd < 0)
 		return 0;
-	n = pread(schedstat_fd, buf, sizeof(buf) - 1, 0);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
@@ -288,13 +293,21 @@ INJ_STATIC uint64_t run_delay(void)
 	return delay;
 }
 
-INJ_STATIC void record(unsigned int gap, enum inj_kind kind, uint64_t start, uint64_t end,
-		       uint64_t rd0, uint64_t rd1, uint64_t target, uint64_t bytes)
+/* The worker's: schedstat_fd was opened on the worker's thread-self. */
+INJ_STATIC uint64_t run_delay(void)
+{
+	return run_delay_of(schedstat_fd);
+}
+
+INJ_STATIC struct injection *record(unsigned int gap, enum inj_kind kind, uint64_t start,
+				    uint64_t end, uint64_t rd0, uint64_t rd1, uint64_t target,
+				    uint64_t bytes)
 {
 	struct injection *in = &injections[n_injections++];
 	uint64_t win = end - start, rd = rd1 - rd0;
 
 	in->gap = gap;
+	in->tid = worker_tid;
 	in->kind = kind;
 	in->start_ns = start;
 	in->end_ns = end;
@@ -315,6 +328,7 @@ INJ_STATIC void record(unsigned int gap, enum inj_kind kind, uint64_t start, uin
 		in->amount_ns = win;
 	else
 		in->amount_ns = win > rd ? win - rd : 0;
+	return in;
 }
 
 /* ---- channel: synth-N -> gpu-worker ---- */
@@ -380,7 +394,12 @@ INJ_STATIC void *synth_main(void *arg)
 	for (;;) {
 		unsigned int p = __atomic_fetch_add(&next_partition, 1, __ATOMIC_SEQ_CST);
 
-		if (p >= opt.units)
+		/*
+		 * chain: synth-peer makes every partition after the first inside
+		 * the gap before it; one made here would let the worker skip the
+		 * wait that the scenario is about.
+		 */
+		if (p >= opt.units || (opt.scenario == SC_CHAIN && p > 0))
 			break;
 		/*
 		 * Mostly sleeping, and a token takes at most a quarter of a unit:
@@ -720,7 +739,8 @@ INJ_STATIC void *prep_main(void *arg)
 		if (opt.scenario == SC_MIXED)
 			kind = r % 2 ? INJ_MUNMAP : INJ_TRIM;
 		else
-			kind = opt.scenario == SC_TRIM ? INJ_TRIM : INJ_MUNMAP;
+			kind = opt.scenario == SC_TRIM || opt.scenario == SC_CHAIN ? INJ_TRIM
+										   : INJ_MUNMAP;
 		bytes = (size_t)(kind == INJ_TRIM ? trim_round_mb : munmap_round_mb) << 20;
 		pthread_mutex_lock(&prep.mu);
 		prep.kind = kind;
@@ -729,6 +749,14 @@ INJ_STATIC void *prep_main(void *arg)
 			ok = prep_trim(&heap, bytes, &seen);
 		else
 			ok = prep_munmap(bytes, &seen);
+		/* chain: one round is both, the janitor's heap and synth-peer's mapping. */
+		if (ok && opt.scenario == SC_CHAIN) {
+			bytes = (size_t)munmap_round_mb << 20;
+			pthread_mutex_lock(&prep.mu);
+			prep.kind = INJ_MUNMAP;
+			pthread_mutex_unlock(&prep.mu);
+			ok = prep_munmap(bytes, &seen);
+		}
 		if (!ok)
 			break;
 		prep_chunk_done();
@@ -887,6 +915,195 @@ INJ_STATIC void inject_sched(unsigned int gap, uint64_t target)
 	record(gap, INJ_SCHED, start, end, rd0, rd1, target, 0);
 }
 
+/* ---- chain: gpu-worker <- synth-peer <- (lock L) janitor in malloc_trim ---- */
+
+/*
+ * The critical path through another thread.  In the gap the worker waits on
+ * the channel for the next partition, which synth-peer makes right then;
+ * synth-peer first needs mutex L, held by the janitor through a
+ * malloc_trim(0) of heap-prep's fragmented heap, and then unmaps heap-prep's
+ * mapping before it pushes.  Hand-off waits are followed to the waker, lock
+ * waits are not followed to the holder: the gap should read as synth-peer's
+ * lock wait plus its munmap, not as the worker's wait, and the janitor's
+ * trim shows only as the lock's holder.  The windows are measured by the
+ * thread that spends them, against its own run_delay.
+ */
+INJ_STATIC pthread_mutex_t chain_l; /* L: plain, no spinning */
+
+INJ_STATIC struct {
+	pthread_mutex_t mu;
+	pthread_cond_t jan_cv;	/* worker -> janitor: take L and trim */
+	pthread_cond_t held_cv; /* janitor -> worker: L is taken */
+	pthread_cond_t peer_cv; /* worker -> synth-peer: make the partition */
+	uint64_t jan_req, jan_held, peer_req;
+	unsigned int gap; /* of the latest request */
+	bool stop;
+	pthread_mutex_t rec_mu; /* janitor and synth-peer record at the same time */
+} chain;
+
+INJ_STATIC bool uses_chain(void)
+{
+	return opt.scenario == SC_CHAIN;
+}
+
+INJ_STATIC void chain_record(unsigned int gap, enum inj_kind kind, uint64_t start, uint64_t end,
+			     uint64_t rd0, uint64_t rd1, uint64_t bytes, pid_t tid, bool off_path)
+{
+	struct injection *in;
+
+	pthread_mutex_lock(&chain.rec_mu);
+	in = record(gap, kind, start, end, rd0, rd1, 0, bytes);
+	in->tid = tid;
+	in->off_path = off_path;
+	pthread_mutex_unlock(&chain.rec_mu);
+}
+
+/* Waits for request number *seen + 1 on cv; false when told to stop. */
+INJ_STATIC bool chain_wait(pthread_cond_t *cv, uint64_t *req, uint64_t *seen, unsigned int *gap)
+{
+	bool go;
+
+	pthread_mutex_lock(&chain.mu);
+	while (*req == *seen && !chain.stop)
+		pthread_cond_wait(cv, &chain.mu);
+	go = !chain.stop;
+	*seen = *req;
+	*gap = chain.gap;
+	pthread_mutex_unlock(&chain.mu);
+	return go;
+}
+
+INJ_STATIC void *janitor_main(void *arg)
+{
+	uint64_t seen = 0;
+	unsigned int gap;
+	int fd;
+
+	(void)arg;
+	name_self("janitor", &janitor_tid);
+	fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	while (chain_wait(&chain.jan_cv, &chain.jan_req, &seen, &gap)) {
+		uint64_t rd0, rd1, start, end;
+
+		pthread_mutex_lock(&chain_l);
+		pthread_mutex_lock(&chain.mu);
+		chain.jan_held = seen;
+		pthread_mutex_unlock(&chain.mu);
+		pthread_cond_signal(&chain.held_cv);
+
+		/* heap-prep is parked until synth-peer hands the round back. */
+		rd0 = run_delay_of(fd);
+		start = now_ns();
+		malloc_trim(0);
+		end = now_ns();
+		rd1 = run_delay_of(fd);
+		pthread_mutex_unlock(&chain_l);
+		chain_record(gap, INJ_TRIM, start, end, rd0, rd1, (uint64_t)trim_round_mb << 20,
+			     janitor_tid, true);
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+INJ_STATIC void *peer_main(void *arg)
+{
+	uint64_t seen = 0;
+	unsigned int gap;
+	int fd;
+
+	(void)arg;
+	name_self("synth-peer", &peer_tid);
+	fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	/*
+	 * The worker's CPU, which the worker leaves idle while it waits for
+	 * this thread: next to the trimming janitor, synth-peer would queue
+	 * for the CPU instead of blocking on L, and the lock wait would turn
+	 * into run-queue time.
+	 */
+	if (worker_cpu_reserved)
+		pin_to(last_cpu);
+	while (chain_wait(&chain.peer_cv, &chain.peer_req, &seen, &gap)) {
+		uint64_t rd0, rd1, rd2, rd3, s0, e0, s1, e1;
+
+		rd0 = run_delay_of(fd);
+		s0 = now_ns();
+		pthread_mutex_lock(&chain_l);
+		e0 = now_ns();
+		rd1 = run_delay_of(fd);
+		/* Only the wait matters here: L guards nothing in this program. */
+		pthread_mutex_unlock(&chain_l);
+
+		/* heap-prep is parked until the round is handed back below. */
+		rd2 = run_delay_of(fd);
+		s1 = now_ns();
+		munmap(prep.region, prep.region_len);
+		e1 = now_ns();
+		rd3 = run_delay_of(fd);
+		prep.region = NULL;
+		chan_push(gap + 1);
+
+		/* The worker runs again: the bookkeeping stays out of the gap's path. */
+		chain_record(gap, INJ_LOCK, s0, e0, rd0, rd1, 0, peer_tid, false);
+		chain_record(gap, INJ_MUNMAP, s1, e1, rd2, rd3, (uint64_t)munmap_round_mb << 20,
+			     peer_tid, false);
+		pthread_mutex_lock(&prep.mu);
+		prep.state = PREP_BUSY;
+		pthread_cond_broadcast(&prep.cv);
+		pthread_mutex_unlock(&prep.mu);
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/*
+ * The worker's part, right after unit_end: start the janitor, let it take L,
+ * start synth-peer.  The worker's next chan_pop() then finds the channel
+ * empty and waits on its condvar until synth-peer pushes.
+ */
+INJ_STATIC void inject_chain(unsigned int gap)
+{
+	bool ready, empty;
+
+	pthread_mutex_lock(&chan.mu);
+	empty = chan.count == 0;
+	pthread_mutex_unlock(&chan.mu);
+	if (!empty) {
+		/* A partition waiting would let the worker skip the chain. */
+		fprintf(stderr, "%s: chain: the channel holds a partition in gap %u\n", inj_prog,
+			gap);
+		exit(1);
+	}
+	pthread_mutex_lock(&prep.mu);
+	ready = prep.state == PREP_READY;
+	if (!ready) {
+		skips[n_skips].gap = gap;
+		skips[n_skips].kind = prep.kind;
+		n_skips++;
+	}
+	pthread_mutex_unlock(&prep.mu);
+	if (!ready) {
+		/* Nothing to release: the partition comes without the chain. */
+		chan_push(gap + 1);
+		return;
+	}
+
+	pthread_mutex_lock(&chain.mu);
+	chain.gap = gap;
+	chain.jan_req++;
+	pthread_mutex_unlock(&chain.mu);
+	pthread_cond_signal(&chain.jan_cv);
+
+	/* Before synth-peer starts: its lock window must find L taken. */
+	pthread_mutex_lock(&chain.mu);
+	while (chain.jan_held != chain.jan_req)
+		pthread_cond_wait(&chain.held_cv, &chain.mu);
+	chain.peer_req++;
+	pthread_mutex_unlock(&chain.mu);
+	pthread_cond_signal(&chain.peer_cv);
+}
+
 /* ---- the plain injections ---- */
 
 INJ_STATIC void inject_sleep(unsigned int gap, uint64_t target)
@@ -988,6 +1205,9 @@ INJ_STATIC void inject_gap(unsigned int gap)
 		inject_io(gap, d / 2);
 		inject_sched(gap, d / 2);
 		break;
+	case SC_CHAIN:
+		inject_chain(gap);
+		break;
 	case SC_COUNT:
 		break;
 	}
@@ -1002,8 +1222,6 @@ INJ_STATIC uint64_t lock_hold_ns(unsigned int u)
 /* ---- the gpu-worker's start, the helper threads and the run's set-up ---- */
 
 /* First thing on the gpu-worker thread. */
-INJ_STATIC bool worker_cpu_reserved;
-
 INJ_STATIC void inj_worker_begin(void)
 {
 	name_self("gpu-worker", &worker_tid);
@@ -1045,6 +1263,12 @@ INJ_STATIC void inj_defaults(const char *prog, const char *io_path)
 	pthread_cond_init(&holder.cv, NULL);
 	pthread_mutex_init(&prep.mu, NULL);
 	pthread_cond_init(&prep.cv, NULL);
+	pthread_mutex_init(&chain_l, NULL);
+	pthread_mutex_init(&chain.mu, NULL);
+	pthread_mutex_init(&chain.rec_mu, NULL);
+	pthread_cond_init(&chain.jan_cv, NULL);
+	pthread_cond_init(&chain.held_cv, NULL);
+	pthread_cond_init(&chain.peer_cv, NULL);
 }
 
 /* One line naming the problem and the way out, exit 2 (bad usage). */
@@ -1091,17 +1315,23 @@ INJ_STATIC enum scenario parse_scenario(const char *s)
 			break;
 	if (i == SC_COUNT)
 		bad_usage("unknown --scenario '%s': use none, lock, trim, "
-			  "munmap, sched, sleep, cpu, io or mixed",
+			  "munmap, sched, sleep, cpu, io, mixed or chain",
 			  s);
 	return (enum scenario)i;
 }
 
-/* Round sizes: see the costs above; never below 4 MiB so a round means something. */
+/*
+ * Round sizes: see the costs above; never below 4 MiB so a round means
+ * something.  chain: a trim and an munmap of D/4 each (a few ms, as a
+ * producer's stall would be), and each gets half of heap-prep's budget.
+ */
 INJ_STATIC unsigned int auto_mb(double ms_per_mb, double prep_ms_per_mb)
 {
 	double unit_ms = (double)opt.kernels * (double)opt.kernel_ns / 1e6;
-	double d_ms = (double)opt.inject_ns / 1e6 * (opt.scenario == SC_MIXED ? 0.5 : 1.0);
-	double budget = (unit_ms - PREP_MARGIN_NS / 1e6) * PREP_SHARE;
+	double share = opt.scenario == SC_MIXED ? 0.5 : opt.scenario == SC_CHAIN ? 0.25 : 1.0;
+	double d_ms = (double)opt.inject_ns / 1e6 * share;
+	double budget =
+	    (unit_ms - PREP_MARGIN_NS / 1e6) * PREP_SHARE * (opt.scenario == SC_CHAIN ? 0.5 : 1.0);
 	double mb = d_ms / ms_per_mb;
 
 	if (budget / prep_ms_per_mb < mb)
@@ -1151,7 +1381,7 @@ INJ_STATIC void spawn(pthread_t *t, void *(*fn)(void *), void *arg, const char *
 }
 
 struct inj_helpers {
-	pthread_t holder, prep, hog;
+	pthread_t holder, prep, hog, janitor, peer;
 };
 
 /* The threads that prepare the injections, before the worker starts. */
@@ -1190,10 +1420,24 @@ INJ_STATIC void inj_start_helpers(struct inj_helpers *h)
 				 __ATOMIC_SEQ_CST); /* warm-up round: no deadline */
 		spawn(&h->prep, prep_main, NULL, "start heap-prep thread");
 	}
+	if (uses_chain()) {
+		spawn(&h->janitor, janitor_main, NULL, "start janitor thread");
+		spawn(&h->peer, peer_main, NULL, "start synth-peer thread");
+	}
 }
 
 INJ_STATIC void inj_stop_helpers(struct inj_helpers *h)
 {
+	/* Before heap-prep: synth-peer may still be handing it the last round. */
+	if (uses_chain()) {
+		pthread_mutex_lock(&chain.mu);
+		chain.stop = true;
+		pthread_mutex_unlock(&chain.mu);
+		pthread_cond_broadcast(&chain.jan_cv);
+		pthread_cond_broadcast(&chain.peer_cv);
+		pthread_join(h->janitor, NULL);
+		pthread_join(h->peer, NULL);
+	}
 	if (uses_lock()) {
 		pthread_mutex_lock(&holder.mu);
 		holder.stop = true;
@@ -1254,6 +1498,10 @@ INJ_STATIC void write_truth(FILE *f, uint64_t start_ns, uint64_t end_ns, const c
 		fprintf(f, ",{\"name\":\"heap-prep\",\"tid\":%d}", (int)prep_tid);
 	if (uses_hog())
 		fprintf(f, ",{\"name\":\"hog\",\"tid\":%d}", (int)hog_tid);
+	if (uses_chain())
+		fprintf(f,
+			",{\"name\":\"janitor\",\"tid\":%d},{\"name\":\"synth-peer\",\"tid\":%d}",
+			(int)janitor_tid, (int)peer_tid);
 	fprintf(f, "],");
 
 	fprintf(f, "\"injections\":[");
@@ -1270,6 +1518,10 @@ INJ_STATIC void write_truth(FILE *f, uint64_t start_ns, uint64_t end_ns, const c
 			fprintf(f, ",\"target_ns\":%" PRIu64, in->target_ns);
 		if (in->bytes)
 			fprintf(f, ",\"bytes\":%" PRIu64, in->bytes);
+		/* Other scenarios measure only the worker (worker_tid above). */
+		if (uses_chain())
+			fprintf(f, ",\"tid\":%d,\"on_critical_path\":%s", (int)in->tid,
+				in->off_path ? "false" : "true");
 		fprintf(f, "}");
 	}
 	fprintf(f, "],\"skipped\":[");
@@ -1304,6 +1556,9 @@ INJ_STATIC void print_verbose(void)
 			fprintf(stderr, " target %.3f ms", in->target_ns / 1e6);
 		if (in->bytes)
 			fprintf(stderr, " (%" PRIu64 " MiB round)", in->bytes >> 20);
+		if (uses_chain())
+			fprintf(stderr, " tid %d%s", (int)in->tid,
+				in->off_path ? " (off path)" : "");
 		fprintf(stderr, "\n");
 	}
 	for (unsigned int u = 0; u + 1 < opt.units; u++) {
@@ -1321,12 +1576,22 @@ INJ_STATIC void print_verbose(void)
 	if (uses_prep())
 		fprintf(stderr, "%s: heap-prep: %u chunks ran past the GPU's end (max %.3f ms)\n",
 			inj_prog, prep.overruns, prep.overrun_max_ns / 1e6);
-	for (unsigned int r = 0; uses_prep() && r < prep.rounds && r <= opt.units; r++)
-		fprintf(stderr, "%s: heap-prep round %u %-6s %u MiB: CPU %.1f ms over %.1f ms%s\n",
-			inj_prog, r, inj_names[prep.log[r].kind],
-			prep.log[r].kind == INJ_TRIM ? trim_round_mb : munmap_round_mb,
-			prep.log[r].cpu_ns / 1e6, prep.log[r].wall_ns / 1e6,
-			r == 0 ? " (before unit 0)" : "");
+	for (unsigned int r = 0; uses_prep() && r < prep.rounds && r <= opt.units; r++) {
+		if (uses_chain())
+			fprintf(stderr,
+				"%s: heap-prep round %u trim+munmap %u+%u MiB: CPU %.1f ms over "
+				"%.1f ms%s\n",
+				inj_prog, r, trim_round_mb, munmap_round_mb,
+				prep.log[r].cpu_ns / 1e6, prep.log[r].wall_ns / 1e6,
+				r == 0 ? " (before unit 0)" : "");
+		else
+			fprintf(stderr,
+				"%s: heap-prep round %u %-6s %u MiB: CPU %.1f ms over %.1f ms%s\n",
+				inj_prog, r, inj_names[prep.log[r].kind],
+				prep.log[r].kind == INJ_TRIM ? trim_round_mb : munmap_round_mb,
+				prep.log[r].cpu_ns / 1e6, prep.log[r].wall_ns / 1e6,
+				r == 0 ? " (before unit 0)" : "");
+	}
 	fprintf(stderr, "%s: channel waits after unit 0: %u\n", inj_prog, chan_waits);
 }
 
@@ -1338,7 +1603,8 @@ INJ_STATIC void inj_report_warnings(void)
 			"could not prepare a round within the GPU time before their gap; "
 			"lower --trim-mb/--munmap-mb or lengthen units (--kernel-us)\n",
 			inj_prog, n_skips);
-	if (chan_waits)
+	/* chain: every gap waits on the channel, by design. */
+	if (chan_waits && !uses_chain())
 		fprintf(stderr,
 			"%s: warning: the worker waited on the channel %u times: "
 			"synthesis fell behind and those gaps hold a wait\n",

@@ -18,7 +18,9 @@
  *                (or one gpu_batch per unit with --batch)
  *   lock-holder  holds a mutex into the gap (lock, mixed)
  *   heap-prep    prepares the heap or mapping that the gap releases, only
- *                while the GPU is busy (trim, munmap, mixed)
+ *                while the GPU is busy (trim, munmap, mixed, chain)
+ *   janitor      takes mutex L and holds it through a malloc_trim (chain)
+ *   synth-peer   makes the next partition in the gap, after L (chain)
  *   hog          same-CPU spinner that keeps the worker waiting for a CPU
  *                (sched, mixed)
  *
@@ -37,12 +39,21 @@
  *   io       write(256 KiB) + fdatasync() on --io-file for D ms    -> io
  *   mixed    lock, trim or munmap (alternating), sleep, cpu, io, sched in
  *            each gap, D/2 each (the allocator one takes what its size gives)
+ *   chain    the worker waits on the (empty) channel for synth-peer, which
+ *            waits for mutex L while the janitor holds it in malloc_trim,
+ *            then munmaps a mapping and pushes the partition; synth-N make
+ *            only partition 0.  Through the critical path: synth-peer's
+ *            lock wait -> lock, its munmap -> allocator (the janitor's trim
+ *            is recorded with "on_critical_path": false; lock waits are not
+ *            followed to the holder).  Round sizes D/4 each by default.
  *
  * Ground truth (--truth): one JSON object, schema gaptrace.truth/1, written at
  * exit.  Every window is bracketed by CLOCK_MONOTONIC reads and by reads of
  * the worker's run_delay from /proc/thread-self/schedstat: the time it spent
  * waiting for a CPU inside a window is scheduler time, so amount_ns is the
- * window minus that delay (for "scheduler", the delay itself).
+ * window minus that delay (for "scheduler", the delay itself).  In chain the
+ * measured thread is the janitor or synth-peer, against its own run_delay,
+ * and each injection names it ("tid").
  *
  * The allocator injections cost more to set up than they take (faulting pages
  * in costs ~2.5x a trim of them and ~4x an munmap on the development VM), and
@@ -236,8 +247,8 @@ static void usage(FILE *f)
 		"A prover-shaped workload on a simulated GPU that injects measured delays\n"
 		"into the GPU idle gaps between units and writes the ground truth.\n"
 		"\n"
-		"  -s, --scenario NAME   none, lock, trim, munmap, sched, sleep, cpu, io, mixed\n"
-		"                        (default: none)\n"
+		"  -s, --scenario NAME   none, lock, trim, munmap, sched, sleep, cpu, io, mixed,\n"
+		"                        chain (default: none)\n"
 		"  -n, --units N         work units (partitions) (default: 10)\n"
 		"  -k, --kernels K       kernels per unit (default: 8)\n"
 		"  -u, --kernel-us U     duration of each kernel in us (default: 2000)\n"
