@@ -16,7 +16,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define ENOSYS 38
+#define ENOSYS	       38
 #define MAX_SYSCALL_NR 1024
 #define TASK_DEAD_BITS 0x0080 /* TASK_DEAD: the task is exiting, no switch-in follows */
 
@@ -375,7 +375,8 @@ static __always_inline void emit_missed(struct task_struct *prev, struct offcpu_
 	__u64 on = estimate_switch_in(prev, now);
 
 	stat_inc(GT_STAT_SWITCHIN_MISSED);
-	if (cfg_dwarf_bytes && on > old->off_ns && on <= now && on - old->off_ns >= cfg_dwarf_min_ns)
+	if (cfg_dwarf_bytes && on > old->off_ns && on <= now &&
+	    on - old->off_ns >= cfg_dwarf_min_ns)
 		send_ustack(tid, old->off_ns, now);
 	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_OFFCPU);
 	if (!rec)
@@ -403,8 +404,7 @@ static __always_inline void emit_missed(struct task_struct *prev, struct offcpu_
 	submit(rec, false);
 }
 
-static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev,
-				       __u64 now)
+static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 now)
 {
 	struct offcpu_start si = {}, *old;
 	struct pt_regs *regs;
@@ -791,8 +791,8 @@ int BPF_KPROBE(call_enter)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 key = (id << 32) | (bpf_get_attach_cookie(ctx) & 0xffffffff);
 	struct call_start cs = {
-		.enter_ns = bpf_ktime_get_ns(),
-		.arg0 = PT_REGS_PARM1(ctx),
+	    .enter_ns = bpf_ktime_get_ns(),
+	    .arg0 = PT_REGS_PARM1(ctx),
 	};
 
 	if (bpf_map_update_elem(&calls, &key, &cs, BPF_ANY))

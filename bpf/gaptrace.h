@@ -15,11 +15,11 @@
 #include <linux/types.h>
 #endif
 
-#define GT_COMM_LEN 16
-#define GT_STACK_DEPTH 64	/* frames kept per stack (stack map value) */
-#define GT_NAME_MAX 256		/* interned GPU/API names, bytes incl. NUL */
-#define GT_GPU_REC_SIZE 80	/* sizeof(struct gaptrace_gpu_rec) */
-#define GT_GPU_BATCH_MAX 64	/* records read per gpu_batch firing */
+#define GT_COMM_LEN	 16
+#define GT_STACK_DEPTH	 64  /* frames kept per stack (stack map value) */
+#define GT_NAME_MAX	 256 /* interned GPU/API names, bytes incl. NUL */
+#define GT_GPU_REC_SIZE	 80  /* sizeof(struct gaptrace_gpu_rec) */
+#define GT_GPU_BATCH_MAX 64  /* records read per gpu_batch firing */
 
 enum gt_rec_type {
 	GT_REC_OFFCPU = 1,     /* struct gt_offcpu */
@@ -44,13 +44,14 @@ struct gt_hdr {
 };
 
 /* gt_offcpu.flags */
-#define GT_OFF_PREEMPTED 0x1	 /* switched out while runnable */
-#define GT_OFF_PARTIAL_START 0x2 /* already off-CPU when tracing began: off_ns = 0 */
-#define GT_OFF_PARTIAL_END 0x4	 /* still off-CPU when tracing ended: on_ns = end */
-#define GT_OFF_WAKER_IRQ 0x8	 /* woken from interrupt context: waker is not a cause */
-#define GT_OFF_NEW_TASK 0x10	 /* first run of a new thread: off_ns = creation */
-#define GT_OFF_ENQUEUED 0x40	 /* wake_ns is the enqueue (sched_wakeup), not sched_waking */
-#define GT_OFF_SWITCHIN_EST 0x20 /* switch-in not traced: on_ns from the scheduler's
+#define GT_OFF_PREEMPTED     0x1  /* switched out while runnable */
+#define GT_OFF_PARTIAL_START 0x2  /* already off-CPU when tracing began: off_ns = 0 */
+#define GT_OFF_PARTIAL_END   0x4  /* still off-CPU when tracing ended: on_ns = end */
+#define GT_OFF_WAKER_IRQ     0x8  /* woken from interrupt context: waker is not a cause */
+#define GT_OFF_NEW_TASK	     0x10 /* first run of a new thread: off_ns = creation */
+#define GT_OFF_ENQUEUED	     0x40 /* wake_ns is the enqueue (sched_wakeup), not sched_waking */
+#define GT_OFF_SWITCHIN_EST \
+	0x20 /* switch-in not traced: on_ns from the scheduler's
 				  * sched_info.last_arrival (or the wakeup) */
 
 /*
@@ -68,12 +69,12 @@ struct gt_offcpu {
 	__u32 state; /* prev_state at switch-out (TASK_* bits) */
 	__u32 flags; /* GT_OFF_* */
 	__u32 waker_pid;
-	__u32 waker_tid; /* 0: unknown */
+	__u32 waker_tid;  /* 0: unknown */
 	__s32 syscall_nr; /* syscall blocked in, -1: none */
 	__s32 ustack_id;  /* stack map id, < 0: none (negative errno) */
 	__s32 kstack_id;
 	__s32 waker_syscall; /* syscall the waker was in, -1: none/interrupt */
-	__u64 args[3]; /* first syscall arguments */
+	__u64 args[3];	     /* first syscall arguments */
 };
 
 /* gt_sample.flags */
@@ -199,11 +200,11 @@ struct gt_name {
 };
 
 enum gt_loss_kind {
-	GT_LOSS_RINGBUF = 1, /* BPF ring buffer reserve failures */
-	GT_LOSS_STACK = 2,   /* stack ids that could not be stored */
-	GT_LOSS_GPU = 3,     /* GPU records truncated from batches */
-	GT_LOSS_PRODUCER = 4,/* records the GPU producer (CUPTI) dropped */
-	GT_LOSS_MAP_FULL = 5,/* intervals not paired: tracking map full */
+	GT_LOSS_RINGBUF = 1,  /* BPF ring buffer reserve failures */
+	GT_LOSS_STACK = 2,    /* stack ids that could not be stored */
+	GT_LOSS_GPU = 3,      /* GPU records truncated from batches */
+	GT_LOSS_PRODUCER = 4, /* records the GPU producer (CUPTI) dropped */
+	GT_LOSS_MAP_FULL = 5, /* intervals not paired: tracking map full */
 };
 
 /*
@@ -221,9 +222,9 @@ struct gt_loss {
 };
 
 /* --stacks dwarf: user register file and stack bytes kept per snapshot. */
-#define GT_UREGS_NR 17	      /* x86-64 DWARF registers 0-16: ax dx cx bx si di bp sp r8-r15 ip */
-#define GT_USTACK_MAX 16384   /* most stack bytes one snapshot may hold (--stack-bytes) */
-#define GT_USTACK_SAMPLE 0x1  /* gt_ustack.flags: taken by a CPU sample, not at switch-out */
+#define GT_UREGS_NR	 17    /* x86-64 DWARF registers 0-16: ax dx cx bx si di bp sp r8-r15 ip */
+#define GT_USTACK_MAX	 16384 /* most stack bytes one snapshot may hold (--stack-bytes) */
+#define GT_USTACK_SAMPLE 0x1   /* gt_ustack.flags: taken by a CPU sample, not at switch-out */
 
 /*
  * A copy of a traced thread's user registers and the top of its user stack
@@ -250,22 +251,22 @@ struct gt_ustack {
 
 /* Per-CPU counters in the BPF "stats" array, summed by the recorder. */
 enum gt_stat {
-	GT_STAT_RB_LOST = 0,	/* ring buffer reserve failures, all types */
+	GT_STAT_RB_LOST = 0, /* ring buffer reserve failures, all types */
 	GT_STAT_RB_LOST_OFFCPU,
 	GT_STAT_RB_LOST_SAMPLE,
 	GT_STAT_RB_LOST_CALL,
 	GT_STAT_RB_LOST_GPU,
 	GT_STAT_RB_LOST_OTHER,
-	GT_STAT_STACK_LOST,	/* bpf_get_stackid failures */
-	GT_STAT_MAP_FULL,	/* offcpu/call tracking map full */
-	GT_STAT_GPU_TRUNC,	/* batch records beyond GT_GPU_BATCH_MAX */
-	GT_STAT_EVENTS,		/* records submitted */
-	GT_STAT_SWITCHES,	/* traced switch-outs seen */
+	GT_STAT_STACK_LOST,	 /* bpf_get_stackid failures */
+	GT_STAT_MAP_FULL,	 /* offcpu/call tracking map full */
+	GT_STAT_GPU_TRUNC,	 /* batch records beyond GT_GPU_BATCH_MAX */
+	GT_STAT_EVENTS,		 /* records submitted */
+	GT_STAT_SWITCHES,	 /* traced switch-outs seen */
 	GT_STAT_SWITCHIN_MISSED, /* switch-ins the kernel never traced */
-	GT_STAT_USTACK_SENT,	/* --stacks dwarf: snapshots sent */
-	GT_STAT_USTACK_BYTES,	/* their stack bytes */
-	GT_STAT_USTACK_LOST,	/* snapshots the ring buffer had no room for */
-	GT_STAT_USTACK_FULL,	/* switch-outs with no snapshot slot (slot map full) */
+	GT_STAT_USTACK_SENT,	 /* --stacks dwarf: snapshots sent */
+	GT_STAT_USTACK_BYTES,	 /* their stack bytes */
+	GT_STAT_USTACK_LOST,	 /* snapshots the ring buffer had no room for */
+	GT_STAT_USTACK_FULL,	 /* switch-outs with no snapshot slot (slot map full) */
 	GT_STAT_MAX
 };
 

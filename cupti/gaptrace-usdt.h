@@ -31,9 +31,9 @@ enum gaptrace_gpu_kind {
 	GAPTRACE_GPU_KERNEL = 1,
 	GAPTRACE_GPU_MEMCPY = 2,
 	GAPTRACE_GPU_MEMSET = 3,
-	GAPTRACE_GPU_SYNC = 4,	/* host waited on the device (start..end) */
-	GAPTRACE_GPU_API = 5,	/* host API call: tid, start..end, op_id = correlation */
-	GAPTRACE_GPU_RANGE = 6, /* annotation range (NVTX): tid, start..end, name_id */
+	GAPTRACE_GPU_SYNC = 4,	  /* host waited on the device (start..end) */
+	GAPTRACE_GPU_API = 5,	  /* host API call: tid, start..end, op_id = correlation */
+	GAPTRACE_GPU_RANGE = 6,	  /* annotation range (NVTX): tid, start..end, name_id */
 	GAPTRACE_GPU_DROPPED = 7, /* bytes = records the producer lost */
 };
 
@@ -48,8 +48,8 @@ enum gaptrace_gpu_kind {
 struct gaptrace_gpu_rec {
 	uint64_t start_ns;
 	uint64_t end_ns;
-	uint64_t op_id;	  /* ties an op to its launch (CUPTI correlation id) */
-	uint64_t bytes;	  /* memcpy/memset size, or a count for DROPPED */
+	uint64_t op_id; /* ties an op to its launch (CUPTI correlation id) */
+	uint64_t bytes; /* memcpy/memset size, or a count for DROPPED */
 	uint32_t device;
 	uint32_t stream;
 	uint32_t context;
@@ -68,13 +68,13 @@ _Static_assert(sizeof(struct gaptrace_gpu_rec) == 80, "gpu_batch ABI");
 #endif
 
 #if defined(GAPTRACE_USDT_DISABLE) || defined(__BPF__)
-#define GAPTRACE_UNIT_BEGIN(id) ((void)0)
-#define GAPTRACE_UNIT_END(id) ((void)0)
-#define GAPTRACE_GPU_LAUNCH(dev, stream, op) ((void)0)
+#define GAPTRACE_UNIT_BEGIN(id)			     ((void)0)
+#define GAPTRACE_UNIT_END(id)			     ((void)0)
+#define GAPTRACE_GPU_LAUNCH(dev, stream, op)	     ((void)0)
 #define GAPTRACE_GPU_OP(dev, stream, op, start, end) ((void)0)
-#define GAPTRACE_GPU_BATCH(recs, count) ((void)0)
-#define GAPTRACE_GPU_NAME(id, name) ((void)0)
-#define GAPTRACE_ENABLED(probe) 0
+#define GAPTRACE_GPU_BATCH(recs, count)		     ((void)0)
+#define GAPTRACE_GPU_NAME(id, name)		     ((void)0)
+#define GAPTRACE_ENABLED(probe)			     0
 #else
 
 #define _SDT_HAS_SEMAPHORES 1
@@ -86,9 +86,9 @@ _Static_assert(sizeof(struct gaptrace_gpu_rec) == 80, "gpu_batch ABI");
  * shared object that includes this header owns its own and gaptrace finds it
  * through that object's stapsdt notes).
  */
-#define GAPTRACE__SEM(name)                                                      \
-	__extension__ unsigned short gaptrace_##name##_semaphore                 \
-		__attribute__((unused, weak, section(".probes"), visibility("hidden")))
+#define GAPTRACE__SEM(name)                                      \
+	__extension__ unsigned short gaptrace_##name##_semaphore \
+	    __attribute__((unused, weak, section(".probes"), visibility("hidden")))
 
 #ifndef GAPTRACE_USDT_NO_SEMAPHORE_DEFS
 GAPTRACE__SEM(unit_begin);
@@ -102,17 +102,16 @@ GAPTRACE__SEM(gpu_name);
 #define GAPTRACE_ENABLED(probe) __builtin_expect(gaptrace_##probe##_semaphore != 0, 0)
 
 #define GAPTRACE_UNIT_BEGIN(id) STAP_PROBE1(gaptrace, unit_begin, (uint64_t)(id))
-#define GAPTRACE_UNIT_END(id) STAP_PROBE1(gaptrace, unit_end, (uint64_t)(id))
-#define GAPTRACE_GPU_LAUNCH(dev, stream, op)                                     \
-	STAP_PROBE3(gaptrace, gpu_launch, (uint32_t)(dev), (uint32_t)(stream),   \
-		    (uint64_t)(op))
-#define GAPTRACE_GPU_OP(dev, stream, op, start, end)                             \
-	STAP_PROBE5(gaptrace, gpu_op, (uint32_t)(dev), (uint32_t)(stream),       \
-		    (uint64_t)(op), (uint64_t)(start), (uint64_t)(end))
-#define GAPTRACE_GPU_BATCH(recs, count)                                          \
+#define GAPTRACE_UNIT_END(id)	STAP_PROBE1(gaptrace, unit_end, (uint64_t)(id))
+#define GAPTRACE_GPU_LAUNCH(dev, stream, op) \
+	STAP_PROBE3(gaptrace, gpu_launch, (uint32_t)(dev), (uint32_t)(stream), (uint64_t)(op))
+#define GAPTRACE_GPU_OP(dev, stream, op, start, end)                                       \
+	STAP_PROBE5(gaptrace, gpu_op, (uint32_t)(dev), (uint32_t)(stream), (uint64_t)(op), \
+		    (uint64_t)(start), (uint64_t)(end))
+#define GAPTRACE_GPU_BATCH(recs, count)                                           \
 	STAP_PROBE3(gaptrace, gpu_batch, (const void *)(recs), (uint32_t)(count), \
 		    (uint32_t)sizeof(struct gaptrace_gpu_rec))
-#define GAPTRACE_GPU_NAME(id, name)                                              \
+#define GAPTRACE_GPU_NAME(id, name) \
 	STAP_PROBE2(gaptrace, gpu_name, (uint32_t)(id), (const char *)(name))
 
 #endif /* GAPTRACE_USDT_DISABLE */

@@ -220,7 +220,7 @@ static inline void mj_free_value(struct mj *v)
 /* Parses a whole document; NULL with *err set on any error or trailing text. */
 static inline struct mj *mj_parse(const char *text, const char **err)
 {
-	struct mj_parser ps = { text, NULL };
+	struct mj_parser ps = {text, NULL};
 	struct mj *v = calloc(1, sizeof(*v));
 
 	if (!mj_value(&ps, v, 0) || (mj_ws(&ps), *ps.p != '\0')) {

@@ -18,13 +18,13 @@
 #include "gaptrace.h"
 #include "util.h"
 
-#define MS NSEC_PER_MSEC
-#define US NSEC_PER_USEC
-#define T0 (1000 * MS) /* capture start: 1 s of CLOCK_MONOTONIC */
+#define MS  NSEC_PER_MSEC
+#define US  NSEC_PER_USEC
+#define T0  (1000 * MS) /* capture start: 1 s of CLOCK_MONOTONIC */
 #define PID 100
 
 /* x86-64 syscall numbers the analysis knows. */
-#define SYS_futex 202
+#define SYS_futex	    202
 #define SYS_clock_nanosleep 230
 
 struct synth {
@@ -37,8 +37,8 @@ struct synth {
 static inline void synth_open(struct synth *s)
 {
 	char err[256];
-	const char *kv[] = { "pid=100", "comm=synth", "start_mono_ns=1000000000",
-			     "sample_period_ns=1000000", "gpu_source=usdt" };
+	const char *kv[] = {"pid=100", "comm=synth", "start_mono_ns=1000000000",
+			    "sample_period_ns=1000000", "gpu_source=usdt"};
 	int fd;
 
 	memset(s, 0, sizeof(*s));
@@ -171,17 +171,14 @@ static inline void synth_close(struct synth *s)
 	struct capture_buf end = {};
 
 	if (s->probes.len)
-		assert_int_equal(capture_writer__block(s->w, GT_BLK_PROBES, s->probes.data,
-						       s->probes.len),
-				 0);
+		assert_int_equal(
+		    capture_writer__block(s->w, GT_BLK_PROBES, s->probes.data, s->probes.len), 0);
 	if (s->stacks.len)
-		assert_int_equal(capture_writer__block(s->w, GT_BLK_STACKS, s->stacks.data,
-						       s->stacks.len),
-				 0);
+		assert_int_equal(
+		    capture_writer__block(s->w, GT_BLK_STACKS, s->stacks.data, s->stacks.len), 0);
 	if (s->syms.len)
-		assert_int_equal(capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data,
-						       s->syms.len),
-				 0);
+		assert_int_equal(
+		    capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data, s->syms.len), 0);
 	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)s->end);
 	assert_int_equal(capture_writer__block(s->w, GT_BLK_END, end.data, end.len), 0);
 	assert_int_equal(capture_writer__close(s->w), 0);

@@ -21,19 +21,19 @@
 #include "gaptrace.h"
 #include "util.h"
 
-#define MS NSEC_PER_MSEC
-#define US NSEC_PER_USEC
-#define T0 (1000 * MS) /* capture start: 1 s of CLOCK_MONOTONIC */
+#define MS  NSEC_PER_MSEC
+#define US  NSEC_PER_USEC
+#define T0  (1000 * MS) /* capture start: 1 s of CLOCK_MONOTONIC */
 #define PID 100
 
 /* x86-64 syscall numbers the analysis knows. */
-#define SYS_read 0
-#define SYS_write 1
-#define SYS_munmap 11
-#define SYS_epoll_wait 232
-#define SYS_futex 202
+#define SYS_read	    0
+#define SYS_write	    1
+#define SYS_munmap	    11
+#define SYS_epoll_wait	    232
+#define SYS_futex	    202
 #define SYS_clock_nanosleep 230
-#define SYS_fdatasync 75
+#define SYS_fdatasync	    75
 
 struct synth {
 	char path[64];
@@ -45,8 +45,8 @@ struct synth {
 static void synth_open(struct synth *s)
 {
 	char err[256];
-	const char *kv[] = { "pid=100", "comm=synth", "start_mono_ns=1000000000",
-			     "sample_period_ns=1000000", "gpu_source=usdt" };
+	const char *kv[] = {"pid=100", "comm=synth", "start_mono_ns=1000000000",
+			    "sample_period_ns=1000000", "gpu_source=usdt"};
 	int fd;
 
 	memset(s, 0, sizeof(*s));
@@ -219,17 +219,14 @@ static struct an_result *synth_run(struct synth *s, const struct an_opts *opts)
 	char err[256];
 
 	if (s->probes.len)
-		assert_int_equal(capture_writer__block(s->w, GT_BLK_PROBES, s->probes.data,
-						       s->probes.len),
-				 0);
+		assert_int_equal(
+		    capture_writer__block(s->w, GT_BLK_PROBES, s->probes.data, s->probes.len), 0);
 	if (s->stacks.len)
-		assert_int_equal(capture_writer__block(s->w, GT_BLK_STACKS, s->stacks.data,
-						       s->stacks.len),
-				 0);
+		assert_int_equal(
+		    capture_writer__block(s->w, GT_BLK_STACKS, s->stacks.data, s->stacks.len), 0);
 	if (s->syms.len)
-		assert_int_equal(capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data,
-						       s->syms.len),
-				 0);
+		assert_int_equal(
+		    capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data, s->syms.len), 0);
 	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)s->end);
 	assert_int_equal(capture_writer__block(s->w, GT_BLK_END, end.data, end.len), 0);
 	assert_int_equal(capture_writer__close(s->w), 0);
@@ -401,8 +398,8 @@ static void test_gap_handoff_unfollowable_is_wait(void **state)
 	synth_open(&s);
 	base_gap(&s, T0 + 30 * MS);
 	/* epoll woken by an interrupt: nothing to follow. */
-	ev_off(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, GT_OFF_WAKER_IRQ, SYS_epoll_wait, 0,
-	       0, 0, -1);
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, GT_OFF_WAKER_IRQ, SYS_epoll_wait,
+	       0, 0, 0, -1);
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_WAIT, 20 * MS);
 	assert_int_equal(r->gaps[0].nchain, 1);
@@ -616,8 +613,7 @@ static void test_units_inter_and_intra(void **state)
 	an_result__free(r);
 }
 
-static void ev_range(struct synth *s, uint32_t tid, uint32_t name_id, uint64_t start,
-		     uint64_t end)
+static void ev_range(struct synth *s, uint32_t tid, uint32_t name_id, uint64_t start, uint64_t end)
 {
 	struct gt_gpu_op g = {};
 
@@ -636,8 +632,7 @@ static void ev_name(struct synth *s, uint32_t id, const char *name)
 {
 	struct gt_name n = {};
 
-	hdr(&n.hdr, GT_REC_NAME, (uint16_t)(offsetof(struct gt_name, name) + strlen(name) + 1),
-	    T0);
+	hdr(&n.hdr, GT_REC_NAME, (uint16_t)(offsetof(struct gt_name, name) + strlen(name) + 1), T0);
 	n.pid = PID;
 	n.name_id = id;
 	n.len = (uint32_t)strlen(name);
@@ -681,8 +676,8 @@ static void test_bursts_without_units(void **state)
 	synth_open(&s);
 	thread(&s, 10, "w");
 	op(&s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
-	op(&s, 10, 2, T0 + 12 * MS, T0 + 13 * MS, T0 + 20 * MS);  /* 3 ms: intra-burst */
-	op(&s, 10, 3, T0 + 40 * MS, T0 + 41 * MS, T0 + 50 * MS);  /* 21 ms: new burst */
+	op(&s, 10, 2, T0 + 12 * MS, T0 + 13 * MS, T0 + 20 * MS);    /* 3 ms: intra-burst */
+	op(&s, 10, 3, T0 + 40 * MS, T0 + 41 * MS, T0 + 50 * MS);    /* 21 ms: new burst */
 	op(&s, 10, 4, T0 + 50 * MS, T0 + 50500 * US, T0 + 55 * MS); /* 0.5 ms: not a gap */
 	r = synth_run(&s, NULL);
 	assert_int_equal(r->ngaps, 2);
@@ -850,29 +845,29 @@ static void test_sum_property_random(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_gap_sleep),
-		cmocka_unit_test(test_gap_preempted_vs_blocked),
-		cmocka_unit_test(test_gap_lock_by_futex_value),
-		cmocka_unit_test(test_gap_lock_by_stack),
-		cmocka_unit_test(test_gap_handoff_follows_waker),
-		cmocka_unit_test(test_gap_handoff_unfollowable_is_wait),
-		cmocka_unit_test(test_gap_waker_must_be_a_real_hand_off),
-		cmocka_unit_test(test_gap_allocator_offcpu_and_uprobe),
-		cmocka_unit_test(test_gap_samples_split_oncpu),
-		cmocka_unit_test(test_gap_lost_data_is_unknown),
-		cmocka_unit_test(test_gap_running_without_samples_is_unknown),
-		cmocka_unit_test(test_gap_without_launch_is_unknown),
-		cmocka_unit_test(test_gap_launched_before_gap_is_cuda),
-		cmocka_unit_test(test_gap_untraced_thread_is_unknown),
-		cmocka_unit_test(test_critical_thread_is_launcher_of_next_op),
-		cmocka_unit_test(test_units_inter_and_intra),
-		cmocka_unit_test(test_units_from_nvtx_ranges),
-		cmocka_unit_test(test_bursts_without_units),
-		cmocka_unit_test(test_min_gap_and_overlap),
-		cmocka_unit_test(test_partial_interval_at_start),
-		cmocka_unit_test(test_host_view_from_libcuda_uprobes),
-		cmocka_unit_test(test_two_devices),
-		cmocka_unit_test(test_sum_property_random),
+	    cmocka_unit_test(test_gap_sleep),
+	    cmocka_unit_test(test_gap_preempted_vs_blocked),
+	    cmocka_unit_test(test_gap_lock_by_futex_value),
+	    cmocka_unit_test(test_gap_lock_by_stack),
+	    cmocka_unit_test(test_gap_handoff_follows_waker),
+	    cmocka_unit_test(test_gap_handoff_unfollowable_is_wait),
+	    cmocka_unit_test(test_gap_waker_must_be_a_real_hand_off),
+	    cmocka_unit_test(test_gap_allocator_offcpu_and_uprobe),
+	    cmocka_unit_test(test_gap_samples_split_oncpu),
+	    cmocka_unit_test(test_gap_lost_data_is_unknown),
+	    cmocka_unit_test(test_gap_running_without_samples_is_unknown),
+	    cmocka_unit_test(test_gap_without_launch_is_unknown),
+	    cmocka_unit_test(test_gap_launched_before_gap_is_cuda),
+	    cmocka_unit_test(test_gap_untraced_thread_is_unknown),
+	    cmocka_unit_test(test_critical_thread_is_launcher_of_next_op),
+	    cmocka_unit_test(test_units_inter_and_intra),
+	    cmocka_unit_test(test_units_from_nvtx_ranges),
+	    cmocka_unit_test(test_bursts_without_units),
+	    cmocka_unit_test(test_min_gap_and_overlap),
+	    cmocka_unit_test(test_partial_interval_at_start),
+	    cmocka_unit_test(test_host_view_from_libcuda_uprobes),
+	    cmocka_unit_test(test_two_devices),
+	    cmocka_unit_test(test_sum_property_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

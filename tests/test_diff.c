@@ -20,15 +20,15 @@
 
 #define WORKER 10
 #define HOLDER 11
-#define UNITS 10
+#define UNITS  10
 
 enum cause { C_NONE = 0, C_LOCK, C_SLEEP };
 
 struct shape {
 	enum cause cause;
-	unsigned seed;		 /* jitter of the gap lengths, as run-to-run noise */
-	uint64_t small_lock_ns;	 /* a short lock wait at the start of every gap */
-	int outlier_gap;	 /* this gap gets 30 ms more lock (-1: none) */
+	unsigned seed;		/* jitter of the gap lengths, as run-to-run noise */
+	uint64_t small_lock_ns; /* a short lock wait at the start of every gap */
+	int outlier_gap;	/* this gap gets 30 ms more lock (-1: none) */
 };
 
 static uint64_t jitter(unsigned *seed)
@@ -55,7 +55,8 @@ static void prover(struct synth *s, const struct shape *sh)
 		synth_unit(s, WORKER, (uint64_t)u, t, true);
 		for (int k = 0; k < 4; k++, op++)
 			synth_op(s, WORKER, op, t + 10 * US * (uint64_t)(k + 1),
-				 t + 100 * US + (uint64_t)k * MS, t + 100 * US + (uint64_t)(k + 1) * MS);
+				 t + 100 * US + (uint64_t)k * MS,
+				 t + 100 * US + (uint64_t)(k + 1) * MS);
 		g0 = t + 100 * US + 4 * MS;
 		synth_unit(s, WORKER, (uint64_t)u, g0, false);
 		if (u == UNITS - 1)
@@ -74,7 +75,8 @@ static void prover(struct synth *s, const struct shape *sh)
 			gap += 30 * MS;
 		}
 		if (sh->cause == C_LOCK)
-			synth_lock_wait(s, WORKER, a, g0 + gap - 200 * US, g0 + gap - 180 * US, HOLDER);
+			synth_lock_wait(s, WORKER, a, g0 + gap - 200 * US, g0 + gap - 180 * US,
+					HOLDER);
 		else if (sh->cause == C_SLEEP)
 			synth_off(s, WORKER, a, g0 + gap - 200 * US, g0 + gap - 180 * US, 0,
 				  SYS_clock_nanosleep, 0, 0, 0, -1);
@@ -103,7 +105,7 @@ static struct an_result *analyse_shape(const struct shape *sh, char *keep_path)
 
 static void test_diff_lock_drop_is_significant(void **state)
 {
-	struct shape b = { C_LOCK, 1, 0, -1 }, a = { C_NONE, 1, 0, -1 };
+	struct shape b = {C_LOCK, 1, 0, -1}, a = {C_NONE, 1, 0, -1};
 	struct an_result *rb = analyse_shape(&b, NULL), *ra = analyse_shape(&a, NULL);
 	struct df_result *d = diff__compute(rb, ra, NULL, NULL, NULL);
 
@@ -142,13 +144,14 @@ static void test_diff_lock_drop_is_significant(void **state)
 static void test_diff_same_scenario_not_significant(void **state)
 {
 	for (unsigned seed = 1; seed <= 5; seed++) {
-		struct shape b = { C_SLEEP, seed, 0, -1 }, a = { C_SLEEP, seed + 100, 0, -1 };
+		struct shape b = {C_SLEEP, seed, 0, -1}, a = {C_SLEEP, seed + 100, 0, -1};
 		struct an_result *rb = analyse_shape(&b, NULL), *ra = analyse_shape(&a, NULL);
 		struct df_result *d = diff__compute(rb, ra, NULL, NULL, NULL);
 
 		if (d->nsignificant)
-			fail_msg("seed %u: %zu significant changes between two runs of one workload",
-				 seed, d->nsignificant);
+			fail_msg(
+			    "seed %u: %zu significant changes between two runs of one workload",
+			    seed, d->nsignificant);
 		assert_true(d->val[GT_CAT_SLEEP].mw.p > 0.05);
 		diff__free(d);
 		an_result__free(rb);
@@ -158,7 +161,7 @@ static void test_diff_same_scenario_not_significant(void **state)
 
 static void test_diff_tiny_change_is_not_a_win(void **state)
 {
-	struct shape b = { C_SLEEP, 1, 200 * US, -1 }, a = { C_SLEEP, 1, 400 * US, -1 };
+	struct shape b = {C_SLEEP, 1, 200 * US, -1}, a = {C_SLEEP, 1, 400 * US, -1};
 	struct an_result *rb = analyse_shape(&b, NULL), *ra = analyse_shape(&a, NULL);
 	struct df_result *d = diff__compute(rb, ra, NULL, NULL, NULL);
 	const struct df_value *v = &d->val[GT_CAT_LOCK];
@@ -175,7 +178,7 @@ static void test_diff_tiny_change_is_not_a_win(void **state)
 
 static void test_diff_one_outlier_is_not_significant(void **state)
 {
-	struct shape b = { C_SLEEP, 1, 0, -1 }, a = { C_SLEEP, 2, 0, 4 };
+	struct shape b = {C_SLEEP, 1, 0, -1}, a = {C_SLEEP, 2, 0, 4};
 	struct an_result *rb = analyse_shape(&b, NULL), *ra = analyse_shape(&a, NULL);
 	struct df_result *d = diff__compute(rb, ra, NULL, NULL, NULL);
 	const struct df_value *v = &d->val[GT_CAT_LOCK];
@@ -215,7 +218,7 @@ static int run_diff(int argc, char **argv)
 
 static void test_diff_command(void **state)
 {
-	struct shape b = { C_LOCK, 1, 0, -1 }, a = { C_NONE, 1, 0, -1 };
+	struct shape b = {C_LOCK, 1, 0, -1}, a = {C_NONE, 1, 0, -1};
 	char pb[64], pa[64], out[] = "/tmp/gt_test_diff_out_XXXXXX", *text;
 	struct an_result *rb = analyse_shape(&b, pb), *ra = analyse_shape(&a, pa);
 	int fd = mkstemp(out);
@@ -223,7 +226,7 @@ static void test_diff_command(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	{
-		char *argv[] = { "diff", pb, pa, "--format", "json", "-o", out, NULL };
+		char *argv[] = {"diff", pb, pa, "--format", "json", "-o", out, NULL};
 
 		assert_int_equal(run_diff(7, argv), GT_EXIT_OK);
 	}
@@ -233,7 +236,7 @@ static void test_diff_command(void **state)
 	assert_non_null(strstr(text, "\"gap_free_transitions\": 9"));
 	free(text);
 	{
-		char *argv[] = { "diff", pb, pa, "-o", out, NULL };
+		char *argv[] = {"diff", pb, pa, "-o", out, NULL};
 
 		assert_int_equal(run_diff(5, argv), GT_EXIT_OK);
 	}
@@ -243,7 +246,7 @@ static void test_diff_command(void **state)
 	assert_non_null(strstr(text, "Paired by unit (9 transitions in both)"));
 	free(text);
 	{
-		char *argv[] = { "diff", pb, pa, "--flame", "svg", "-o", out, NULL };
+		char *argv[] = {"diff", pb, pa, "--flame", "svg", "-o", out, NULL};
 
 		assert_int_equal(run_diff(7, argv), GT_EXIT_OK);
 	}
@@ -253,10 +256,10 @@ static void test_diff_command(void **state)
 	assert_non_null(strstr(text, "lock"));
 	free(text);
 	{
-		char *one[] = { "diff", pb, NULL };
-		char *missing[] = { "diff", pb, "/nonexistent/x.gtcap", NULL };
-		char *alpha[] = { "diff", "--alpha", "2", pb, pa, NULL };
-		char *flame[] = { "diff", "--flame", "png", pb, pa, NULL };
+		char *one[] = {"diff", pb, NULL};
+		char *missing[] = {"diff", pb, "/nonexistent/x.gtcap", NULL};
+		char *alpha[] = {"diff", "--alpha", "2", pb, pa, NULL};
+		char *flame[] = {"diff", "--flame", "png", pb, pa, NULL};
 
 		assert_int_equal(run_diff(2, one), GT_EXIT_USAGE);
 		assert_int_equal(run_diff(3, missing), GT_EXIT_FAIL);
@@ -273,11 +276,11 @@ static void test_diff_command(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_diff_lock_drop_is_significant),
-		cmocka_unit_test(test_diff_same_scenario_not_significant),
-		cmocka_unit_test(test_diff_tiny_change_is_not_a_win),
-		cmocka_unit_test(test_diff_one_outlier_is_not_significant),
-		cmocka_unit_test(test_diff_command),
+	    cmocka_unit_test(test_diff_lock_drop_is_significant),
+	    cmocka_unit_test(test_diff_same_scenario_not_significant),
+	    cmocka_unit_test(test_diff_tiny_change_is_not_a_win),
+	    cmocka_unit_test(test_diff_one_outlier_is_not_significant),
+	    cmocka_unit_test(test_diff_command),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

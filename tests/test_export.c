@@ -20,9 +20,9 @@
 #include "synth_capture.h"
 #include "timeline.h"
 
-#define WORKER 10
-#define HOLDER 11
-#define GPU_PID export__gpu_pid(0)
+#define WORKER	   10
+#define HOLDER	   11
+#define GPU_PID	   export__gpu_pid(0)
 #define STREAM_TID (GPU_PID + EXPORT_TID_STREAM)
 
 /*
@@ -37,8 +37,8 @@ static void scene(struct synth *s)
 	synth_unit(s, WORKER, 0, T0 + 500 * US, true);
 	synth_op(s, WORKER, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
 	synth_unit(s, WORKER, 0, T0 + 10500 * US, false);
-	synth_off(s, HOLDER, T0 + 5 * MS, T0 + 6 * MS, T0 + 6500 * US, 0, SYS_clock_nanosleep, 0,
-		  0, 0, -1);
+	synth_off(s, HOLDER, T0 + 5 * MS, T0 + 6 * MS, T0 + 6500 * US, 0, SYS_clock_nanosleep, 0, 0,
+		  0, -1);
 	synth_lock_wait(s, WORKER, T0 + 11 * MS, T0 + 27 * MS, T0 + 27200 * US, HOLDER);
 	synth_call(s, WORKER, 0, T0 + 27500 * US, T0 + 28500 * US);
 	synth_unit(s, WORKER, 1, T0 + 29 * MS, true);
@@ -151,7 +151,8 @@ static void test_export_thread_states(void **state)
 	assert_non_null(e);
 	assert_int_equal(llround(mj_num(e, "dur", 0) * 1000), 1 * MS);
 	/* Outside every gap: there only because export keeps the whole capture. */
-	assert_non_null(find(&x, "X", PID, WORKER, "blocked: clock_nanosleep (sleep)", T0 + 50 * MS));
+	assert_non_null(
+	    find(&x, "X", PID, WORKER, "blocked: clock_nanosleep (sleep)", T0 + 50 * MS));
 	assert_string_equal(mj_str(mj_get(x.doc, "otherData"), "thread_states"), "whole capture");
 	xtrace_free(&x);
 }
@@ -187,10 +188,11 @@ static void test_export_gpu_gaps_units(void **state)
 		sum += (uint64_t)by->items[i].num;
 	assert_int_equal(sum, 20 * MS);
 	assert_int_equal(llround(mj_num(by, "lock", 0)), 16 * MS);
-	assert_non_null(find(&x, "X", GPU_PID, GPU_PID + EXPORT_TID_GAPS, "critical thread gpu-worker:10", 0));
+	assert_non_null(
+	    find(&x, "X", GPU_PID, GPU_PID + EXPORT_TID_GAPS, "critical thread gpu-worker:10", 0));
 	assert_int_equal(count(&x, "X", "unit"), 2);
 	assert_non_null(find(&x, "X", EXPORT_PID_GAPTRACE, EXPORT_PID_GAPTRACE + EXPORT_TID_UNITS,
-			    "unit 1", T0 + 29 * MS));
+			     "unit 1", T0 + 29 * MS));
 	xtrace_free(&x);
 }
 
@@ -258,7 +260,8 @@ static void test_export_nesting_and_clock(void **state)
 			b0 = mj_num(o, "ts", 0);
 			b1 = b0 + mj_num(o, "dur", 0);
 			/* Disjoint, or one inside the other. */
-			if (!(a1 <= b0 || b1 <= a0 || (a0 <= b0 && b1 <= a1) || (b0 <= a0 && a1 <= b1)))
+			if (!(a1 <= b0 || b1 <= a0 || (a0 <= b0 && b1 <= a1) ||
+			      (b0 <= a0 && a1 <= b1)))
 				fail_msg("'%s' [%f, %f) and '%s' [%f, %f) overlap on one track",
 					 mj_str(e, "name"), a0, a1, mj_str(o, "name"), b0, b1);
 		}
@@ -285,7 +288,8 @@ static void test_keep_all_same_attribution(void **state)
 	assert_int_equal(a->ngaps, b->ngaps);
 	assert_int_equal(a->npieces, b->npieces);
 	for (size_t i = 0; i < a->ngaps; i++)
-		assert_memory_equal(a->gaps[i].by_cat, b->gaps[i].by_cat, sizeof(a->gaps[i].by_cat));
+		assert_memory_equal(a->gaps[i].by_cat, b->gaps[i].by_cat,
+				    sizeof(a->gaps[i].by_cat));
 	/* Without keep_all a timeline has GPU and units but no thread states. */
 	tl = timeline__new(a);
 	assert_false(tl->full);
@@ -313,14 +317,14 @@ static void test_export_command(void **state)
 	scene(&s);
 	synth_close(&s);
 	{
-		char *argv[] = { "export", s.path, "--format", "perfetto", "-o", out, NULL };
+		char *argv[] = {"export", s.path, "--format", "perfetto", "-o", out, NULL};
 
 		assert_int_equal(cmd_export(6, argv), GT_EXIT_OK);
 	}
 	{
-		char *bad[] = { "export", s.path, "--format", "pprof", NULL };
-		char *none[] = { "export", NULL };
-		char *missing[] = { "export", "/nonexistent/x.gtcap", "-o", out, NULL };
+		char *bad[] = {"export", s.path, "--format", "pprof", NULL};
+		char *none[] = {"export", NULL};
+		char *missing[] = {"export", "/nonexistent/x.gtcap", "-o", out, NULL};
 
 		assert_int_equal(cmd_export(4, bad), GT_EXIT_USAGE);
 		assert_int_equal(cmd_export(1, none), GT_EXIT_USAGE);
@@ -333,12 +337,12 @@ static void test_export_command(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_export_thread_states),
-		cmocka_unit_test(test_export_gpu_gaps_units),
-		cmocka_unit_test(test_export_flows),
-		cmocka_unit_test(test_export_nesting_and_clock),
-		cmocka_unit_test(test_keep_all_same_attribution),
-		cmocka_unit_test(test_export_command),
+	    cmocka_unit_test(test_export_thread_states),
+	    cmocka_unit_test(test_export_gpu_gaps_units),
+	    cmocka_unit_test(test_export_flows),
+	    cmocka_unit_test(test_export_nesting_and_clock),
+	    cmocka_unit_test(test_keep_all_same_attribution),
+	    cmocka_unit_test(test_export_command),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,11 +22,11 @@
 #include "json.h"
 #include "util.h"
 
-#define MS NSEC_PER_MSEC
-#define T0 (1000 * MS)
+#define MS  NSEC_PER_MSEC
+#define T0  (1000 * MS)
 #define PID 100
 
-#define SYS_futex 202
+#define SYS_futex      202
 #define SYS_epoll_wait 232
 
 /* ---- synthetic captures (the approach of test_analysis.c) ---- */
@@ -41,8 +41,8 @@ struct synth {
 static void synth_open(struct synth *s)
 {
 	char err[256];
-	const char *kv[] = { "pid=100", "comm=synth", "start_mono_ns=1000000000",
-			     "sample_period_ns=1000000", "gpu_source=usdt" };
+	const char *kv[] = {"pid=100", "comm=synth", "start_mono_ns=1000000000",
+			    "sample_period_ns=1000000", "gpu_source=usdt"};
 	int fd;
 
 	memset(s, 0, sizeof(*s));
@@ -187,17 +187,17 @@ static void synth_run(struct synth *s, struct run *out)
 	char err[256];
 
 	if (s->probes.len)
-		assert_int_equal(capture_writer__block(s->w, GT_BLK_PROBES, s->probes.data,
-						       s->probes.len), 0);
+		assert_int_equal(
+		    capture_writer__block(s->w, GT_BLK_PROBES, s->probes.data, s->probes.len), 0);
 	if (s->maps.len)
-		assert_int_equal(capture_writer__block(s->w, GT_BLK_MAPPINGS, s->maps.data,
-						       s->maps.len), 0);
+		assert_int_equal(
+		    capture_writer__block(s->w, GT_BLK_MAPPINGS, s->maps.data, s->maps.len), 0);
 	if (s->stacks.len)
-		assert_int_equal(capture_writer__block(s->w, GT_BLK_STACKS, s->stacks.data,
-						       s->stacks.len), 0);
+		assert_int_equal(
+		    capture_writer__block(s->w, GT_BLK_STACKS, s->stacks.data, s->stacks.len), 0);
 	if (s->syms.len)
-		assert_int_equal(capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data,
-						       s->syms.len), 0);
+		assert_int_equal(
+		    capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data, s->syms.len), 0);
 	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)s->end);
 	assert_int_equal(capture_writer__block(s->w, GT_BLK_END, end.data, end.len), 0);
 	assert_int_equal(capture_writer__close(s->w), 0);
@@ -242,19 +242,19 @@ static void run_free(struct run *rn)
  */
 static void build(struct synth *s)
 {
-	static const uint64_t lock_ips[] = { 0x401000, 0x400100 };
-	static const char *const lock_names[] = { "_ZN6prover3gpu4Pool4lockEv", "worker_main" };
-	static const uint64_t k_ips[] = { 0xffffffff81000300, 0xffffffff81000200,
-					  0xffffffff81000100, 0xffffffff81000000 };
-	static const char *const k_names[] = { "bpf_prog_6deef7357e7b4530_sched_switch",
-					       "__schedule", "futex_wait", "entry_SYSCALL_64" };
-	static const uint64_t v0_ips[] = { 0x402000, 0x400200 };
-	static const char *const v0_names[] = { "_RNvNtCs1234_6prover3msm7compute", "main" };
-	static const uint64_t leg_ips[] = { 0x403000, 0x400200 };
-	static const char *const leg_names[] = { "_ZN6prover3ntt7forward17h0123456789abcdefE",
-						 "main" };
-	static const uint64_t foo_ips[] = { 0x7f0000101234, 0x400300 };
-	static const char *const foo_names[] = { NULL, "synth_main" };
+	static const uint64_t lock_ips[] = {0x401000, 0x400100};
+	static const char *const lock_names[] = {"_ZN6prover3gpu4Pool4lockEv", "worker_main"};
+	static const uint64_t k_ips[] = {0xffffffff81000300, 0xffffffff81000200, 0xffffffff81000100,
+					 0xffffffff81000000};
+	static const char *const k_names[] = {"bpf_prog_6deef7357e7b4530_sched_switch",
+					      "__schedule", "futex_wait", "entry_SYSCALL_64"};
+	static const uint64_t v0_ips[] = {0x402000, 0x400200};
+	static const char *const v0_names[] = {"_RNvNtCs1234_6prover3msm7compute", "main"};
+	static const uint64_t leg_ips[] = {0x403000, 0x400200};
+	static const char *const leg_names[] = {"_ZN6prover3ntt7forward17h0123456789abcdefE",
+						"main"};
+	static const uint64_t foo_ips[] = {0x7f0000101234, 0x400300};
+	static const char *const foo_names[] = {NULL, "synth_main"};
 
 	synth_open(s);
 	thread(s, 10, "gpu-worker");
@@ -294,17 +294,17 @@ static void build(struct synth *s)
 }
 
 static const char *const all_lines =
-	"allocator;[gpu-worker];[malloc_trim] 10000000\n"
-	"cpu;[gpu-worker];[on CPU, not sampled] 3000000\n"
-	"cpu;[gpu-worker];main;prover::msm::compute 5000000\n"
-	"cpu;[gpu-worker];main;prover::ntt::forward 4000000\n"
-	"cpu;[synth-0];synth_main;[libfoo.so+0x3234] 6000000\n"
-	"cuda;[gpu-worker];[launch latency] 1000000\n"
-	"lock;[gpu-worker];worker_main;prover::gpu::Pool::lock();entry_SYSCALL_64_[k];"
-	"futex_wait_[k];__schedule_[k] 8000000\n"
-	"scheduler;[gpu-worker];worker_main;prover::gpu::Pool::lock();entry_SYSCALL_64_[k];"
-	"futex_wait_[k];__schedule_[k];[run queue] 1000000\n"
-	"scheduler;[synth-0];[preempted] 2000000\n";
+    "allocator;[gpu-worker];[malloc_trim] 10000000\n"
+    "cpu;[gpu-worker];[on CPU, not sampled] 3000000\n"
+    "cpu;[gpu-worker];main;prover::msm::compute 5000000\n"
+    "cpu;[gpu-worker];main;prover::ntt::forward 4000000\n"
+    "cpu;[synth-0];synth_main;[libfoo.so+0x3234] 6000000\n"
+    "cuda;[gpu-worker];[launch latency] 1000000\n"
+    "lock;[gpu-worker];worker_main;prover::gpu::Pool::lock();entry_SYSCALL_64_[k];"
+    "futex_wait_[k];__schedule_[k] 8000000\n"
+    "scheduler;[gpu-worker];worker_main;prover::gpu::Pool::lock();entry_SYSCALL_64_[k];"
+    "futex_wait_[k];__schedule_[k];[run queue] 1000000\n"
+    "scheduler;[synth-0];[preempted] 2000000\n";
 
 /* The folded text of r under filter f (with the capture's mappings). */
 static char *folded(struct run *rn, struct flame_filter *f)
@@ -560,7 +560,7 @@ static char *svg_of(const struct flame *fl, const struct flame_svg_opts *o)
 static void save_artifact(const char *name, const struct flame *fl, bool svg)
 {
 	const char *dir = getenv("GT_FLAME_ARTIFACTS");
-	struct flame_svg_opts o = { .subtitle = "synthetic capture of test_flame" };
+	struct flame_svg_opts o = {.subtitle = "synthetic capture of test_flame"};
 	char path[512];
 	FILE *f;
 
@@ -579,7 +579,7 @@ static void test_flame_svg_well_formed(void **state)
 	struct run rn;
 	struct flame_filter f;
 	struct flame *fl;
-	struct flame_svg_opts o = { .subtitle = "synthetic <test> & more" };
+	struct flame_svg_opts o = {.subtitle = "synthetic <test> & more"};
 	char *svg;
 
 	build(&s);
@@ -589,8 +589,8 @@ static void test_flame_svg_well_formed(void **state)
 	fl = flame__from_result(rn.r, &f);
 	/* A name that needs escaping. */
 	{
-		const char *const esc[] = { "cpu", "[t]",
-					    "<alloc::vec::Vec<u8> as core::ops::drop::Drop>::drop" };
+		const char *const esc[] = {"cpu", "[t]",
+					   "<alloc::vec::Vec<u8> as core::ops::drop::Drop>::drop"};
 
 		flame__add_stack(fl, esc, 3, -1, 1 * MS, FLAME_AFTER);
 	}
@@ -607,7 +607,7 @@ static void test_flame_svg_well_formed(void **state)
 	assert_non_null(strstr(svg, "<title>prover::ntt::forward</title>"));
 	assert_non_null(strstr(svg, "<title>[libfoo.so+0x3234]</title>"));
 	assert_non_null(
-		strstr(svg, "&lt;alloc::vec::Vec&lt;u8&gt; as core::ops::drop::Drop&gt;::drop"));
+	    strstr(svg, "&lt;alloc::vec::Vec&lt;u8&gt; as core::ops::drop::Drop&gt;::drop"));
 	assert_null(strstr(svg, "<alloc::"));
 	assert_non_null(strstr(svg, "synthetic &lt;test&gt; &amp; more"));
 	assert_non_null(strstr(svg, gt_cat_color[GT_CAT_LOCK]));
@@ -637,10 +637,9 @@ static void test_flame_svg_empty_and_tiny(void **state)
 	assert_non_null(strstr(svg, "nothing to draw"));
 	free(svg);
 	/* A frame far below min_width_px is left out and counted. */
-	flame__add_stack(fl, (const char *const[]){ "cpu", "[a]", "big" }, 3, -1, 1000000000,
+	flame__add_stack(fl, (const char *const[]){"cpu", "[a]", "big"}, 3, -1, 1000000000,
 			 FLAME_AFTER);
-	flame__add_stack(fl, (const char *const[]){ "cpu", "[a]", "tiny" }, 3, -1, 1,
-			 FLAME_AFTER);
+	flame__add_stack(fl, (const char *const[]){"cpu", "[a]", "tiny"}, 3, -1, 1, FLAME_AFTER);
 	svg = svg_of(fl, NULL);
 	assert_well_formed(svg);
 	assert_non_null(strstr(svg, "<title>big</title>"));
@@ -653,16 +652,16 @@ static void test_flame_svg_empty_and_tiny(void **state)
 static void test_flame_svg_differential(void **state)
 {
 	struct flame *fl = flame__new();
-	struct flame_svg_opts o = { .differential = true };
+	struct flame_svg_opts o = {.differential = true};
 	char *svg, *g;
 
-	flame__add_stack(fl, (const char *const[]){ "lock", "[w]", "grew" }, 3, -1, 1 * MS,
+	flame__add_stack(fl, (const char *const[]){"lock", "[w]", "grew"}, 3, -1, 1 * MS,
 			 FLAME_BEFORE);
-	flame__add_stack(fl, (const char *const[]){ "lock", "[w]", "grew" }, 3, -1, 4 * MS,
+	flame__add_stack(fl, (const char *const[]){"lock", "[w]", "grew"}, 3, -1, 4 * MS,
 			 FLAME_AFTER);
-	flame__add_stack(fl, (const char *const[]){ "lock", "[w]", "shrank" }, 3, -1, 4 * MS,
+	flame__add_stack(fl, (const char *const[]){"lock", "[w]", "shrank"}, 3, -1, 4 * MS,
 			 FLAME_BEFORE);
-	flame__add_stack(fl, (const char *const[]){ "lock", "[w]", "shrank" }, 3, -1, 2 * MS,
+	flame__add_stack(fl, (const char *const[]){"lock", "[w]", "shrank"}, 3, -1, 2 * MS,
 			 FLAME_AFTER);
 	assert_int_equal(flame__total(fl, FLAME_BEFORE), 5 * MS);
 	assert_int_equal(flame__total(fl, FLAME_AFTER), 6 * MS);
@@ -703,15 +702,17 @@ static void test_flame_sanitizes_names(void **state)
 
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	flame__add_stack(fl,
-			 (const char *const[]){ "cpu", "[a;b]", "ctl\x01\x7f\x9b;x", "bad\xff\xc3)",
-						big },
-			 5, -1, 7, FLAME_AFTER);
+	flame__add_stack(
+	    fl, (const char *const[]){"cpu", "[a;b]", "ctl\x01\x7f\x9b;x", "bad\xff\xc3)", big}, 5,
+	    -1, 7, FLAME_AFTER);
 	m = open_memstream(&buf, &len);
 	assert_int_equal(flame__write_folded(fl, m), 0);
 	fclose(m);
 	/* ';' would split a frame; control and invalid bytes would break viewers. */
-	assert_true(!strncmp(buf, "cpu;[a:b];ctl???:x;bad?" "?);xxx", 29));
+	assert_true(!strncmp(buf,
+			     "cpu;[a:b];ctl???:x;bad?"
+			     "?);xxx",
+			     29));
 	line = strstr(buf, "\xe2\x80\xa6 7\n");
 	assert_non_null(line);
 	assert_true(line - buf < 29 + FLAME_MAX_NAME);
@@ -727,7 +728,7 @@ static void test_flame_node_limit(void **state)
 	char name[32];
 
 	for (uint64_t i = 0; i < n; i++) {
-		const char *fr[3] = { "cpu", "[t]", name };
+		const char *fr[3] = {"cpu", "[t]", name};
 
 		snprintf(name, sizeof(name), "f%llu", (unsigned long long)i);
 		flame__add_stack(fl, fr, 3, -1, 1, FLAME_AFTER);
@@ -840,17 +841,17 @@ static void test_flame_json_top_stacks(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_flame_folded_exact),
-		cmocka_unit_test(test_flame_without_mappings),
-		cmocka_unit_test(test_flame_filters),
-		cmocka_unit_test(test_flame_per_gap_reuse),
-		cmocka_unit_test(test_flame_svg_well_formed),
-		cmocka_unit_test(test_flame_svg_empty_and_tiny),
-		cmocka_unit_test(test_flame_svg_differential),
-		cmocka_unit_test(test_flame_sanitizes_names),
-		cmocka_unit_test(test_flame_node_limit),
-		cmocka_unit_test(test_flame_top_stacks),
-		cmocka_unit_test(test_flame_json_top_stacks),
+	    cmocka_unit_test(test_flame_folded_exact),
+	    cmocka_unit_test(test_flame_without_mappings),
+	    cmocka_unit_test(test_flame_filters),
+	    cmocka_unit_test(test_flame_per_gap_reuse),
+	    cmocka_unit_test(test_flame_svg_well_formed),
+	    cmocka_unit_test(test_flame_svg_empty_and_tiny),
+	    cmocka_unit_test(test_flame_svg_differential),
+	    cmocka_unit_test(test_flame_sanitizes_names),
+	    cmocka_unit_test(test_flame_node_limit),
+	    cmocka_unit_test(test_flame_top_stacks),
+	    cmocka_unit_test(test_flame_json_top_stacks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

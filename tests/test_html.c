@@ -104,8 +104,8 @@ static void test_html_escapes_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_html_self_contained),
-		cmocka_unit_test(test_html_escapes_names),
+	    cmocka_unit_test(test_html_self_contained),
+	    cmocka_unit_test(test_html_escapes_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

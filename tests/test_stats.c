@@ -14,16 +14,16 @@
 #include "stats.h"
 #include "util.h"
 
-#define assert_close(a, b, rel)                                                             \
-	do {                                                                                \
-		double a_ = (a), b_ = (b);                                                  \
-		if (fabs(a_ - b_) > (rel) * fabs(b_))                                       \
-			fail_msg("%s = %.10g, expected %.10g", #a, a_, b_);                 \
+#define assert_close(a, b, rel)                                             \
+	do {                                                                \
+		double a_ = (a), b_ = (b);                                  \
+		if (fabs(a_ - b_) > (rel)*fabs(b_))                         \
+			fail_msg("%s = %.10g, expected %.10g", #a, a_, b_); \
 	} while (0)
 
 static void test_quantile_linear(void **state)
 {
-	double x[] = { 1, 2, 3, 4 }, y[] = { 5, 1, 9, 3, 7 };
+	double x[] = {1, 2, 3, 4}, y[] = {5, 1, 9, 3, 7};
 
 	assert_close(st_quantile(x, 4, 0.5), 2.5, 1e-12);
 	assert_close(st_quantile(x, 4, 0.9), 3.7, 1e-12);
@@ -36,7 +36,7 @@ static void test_quantile_linear(void **state)
 
 static void test_mann_whitney_exact_small(void **state)
 {
-	double x[] = { 1, 2, 3 }, y[] = { 4, 5, 6 };
+	double x[] = {1, 2, 3}, y[] = {4, 5, 6};
 	struct st_test t = st_mann_whitney(x, 3, y, 3);
 
 	assert_true(t.exact);
@@ -62,8 +62,8 @@ static void test_mann_whitney_separated_nine(void **state)
 
 static void test_mann_whitney_exact_with_ties(void **state)
 {
-	double z[7] = {}, y[] = { 1, 2, 3, 4, 5, 6, 7 };
-	double x2[] = { 1, 1, 2, 3, 3, 4 }, y2[] = { 2, 3, 5, 5, 6, 7, 7 };
+	double z[7] = {}, y[] = {1, 2, 3, 4, 5, 6, 7};
+	double x2[] = {1, 1, 2, 3, 3, 4}, y2[] = {2, 3, 5, 5, 6, 7, 7};
 
 	/* Enumerated: only one of C(14,7) splits is as extreme. */
 	assert_close(st_mann_whitney(z, 7, y, 7).p, 2.0 / 3432, 1e-9);
@@ -73,10 +73,10 @@ static void test_mann_whitney_exact_with_ties(void **state)
 static void test_mann_whitney_normal(void **state)
 {
 	double x[30], y[30];
-	double x2[] = { 1, 2, 2, 3, 5, 8, 8, 8, 9, 11, 12, 13, 14,
-			15, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30 };
-	double y2[] = { 3, 4, 5, 5, 6, 9, 10, 12, 14, 16, 18, 20, 22,
-			24, 26, 28, 30, 32, 34, 36, 38, 40, 41, 42, 43, 44 };
+	double x2[] = {1,  2,  2,  3,  5,  8,  8,  8,  9,  11, 12, 13, 14,
+		       15, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30};
+	double y2[] = {3,  4,  5,  5,  6,  9,  10, 12, 14, 16, 18, 20, 22,
+		       24, 26, 28, 30, 32, 34, 36, 38, 40, 41, 42, 43, 44};
 	struct st_test t;
 
 	for (int i = 0; i < 30; i++) {
@@ -105,8 +105,8 @@ static void test_mann_whitney_degenerate(void **state)
 
 static void test_wilcoxon(void **state)
 {
-	double d9[] = { -1, -2, -3, -4, -5, -6, -7, -8, -9 };
-	double dt[] = { 1, -2, 2, 3, -3, 3, 4, 5, 0, 6 };
+	double d9[] = {-1, -2, -3, -4, -5, -6, -7, -8, -9};
+	double dt[] = {1, -2, 2, 3, -3, 3, 4, 5, 0, 6};
 	double d65[65];
 	struct st_test t;
 
@@ -150,14 +150,14 @@ static void test_bootstrap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_quantile_linear),
-		cmocka_unit_test(test_mann_whitney_exact_small),
-		cmocka_unit_test(test_mann_whitney_separated_nine),
-		cmocka_unit_test(test_mann_whitney_exact_with_ties),
-		cmocka_unit_test(test_mann_whitney_normal),
-		cmocka_unit_test(test_mann_whitney_degenerate),
-		cmocka_unit_test(test_wilcoxon),
-		cmocka_unit_test(test_bootstrap),
+	    cmocka_unit_test(test_quantile_linear),
+	    cmocka_unit_test(test_mann_whitney_exact_small),
+	    cmocka_unit_test(test_mann_whitney_separated_nine),
+	    cmocka_unit_test(test_mann_whitney_exact_with_ties),
+	    cmocka_unit_test(test_mann_whitney_normal),
+	    cmocka_unit_test(test_mann_whitney_degenerate),
+	    cmocka_unit_test(test_wilcoxon),
+	    cmocka_unit_test(test_bootstrap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

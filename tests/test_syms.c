@@ -601,7 +601,9 @@ static void poke_file(struct syms_cache *c, const char *path, size_t len)
 	rc = syms_elf_build_id(path, id, sizeof(id));
 	assert_true(rc <= (int)sizeof(id));
 	rc = syms_elf_usdt_probes(path, "gaptrace_test", count_cb, &n);
-	assert_true(rc <= 2);
+	/* Distinct names: a corrupted name byte can make each of the 3 probe
+	 * sites (hello twice, world once) a name of its own, never more. */
+	assert_true(rc <= 3);
 	if (rc >= 0)
 		assert_int_equal(rc, n);
 	syms_elf_has_func(path, "main");

@@ -95,13 +95,13 @@ struct an_piece {
 	int32_t ustack, kstack; /* stack ids (< 0: none) */
 	uint32_t func_id;	/* GT_PIECE_CALL: probe id (UINT32_MAX: CUDA API) */
 	uint16_t cat;
-	uint8_t kind;	/* enum an_piece_kind */
-	uint8_t depth;	/* critical-path hop depth (0: the critical thread) */
+	uint8_t kind;  /* enum an_piece_kind */
+	uint8_t depth; /* critical-path hop depth (0: the critical thread) */
 };
 
 struct an_holder {
-	uint32_t tid;	   /* thread that released the lock (woke the waiter) */
-	uint64_t wait_ns;  /* lock-wait time it ended */
+	uint32_t tid;	  /* thread that released the lock (woke the waiter) */
+	uint64_t wait_ns; /* lock-wait time it ended */
 	/* What the holder did while the waiter waited (its own categories). */
 	uint64_t by_cat[GT_CAT_MAX];
 	int32_t ustack, kstack; /* its heaviest stack meanwhile (< 0: none) */
@@ -114,7 +114,7 @@ struct an_gap {
 	uint64_t start_ns, end_ns, duration_ns;
 	enum gt_gap_kind kind;
 	int64_t unit_before, unit_after; /* -1: none */
-	uint32_t pid, tid; /* critical thread (0: unknown) */
+	uint32_t pid, tid;		 /* critical thread (0: unknown) */
 	uint64_t launch_ns; /* host call that launched the first op after the gap, 0: unknown */
 	uint64_t op_after;  /* op_id of that op */
 	uint64_t by_cat[GT_CAT_MAX];
@@ -140,8 +140,8 @@ struct an_thread {
 };
 
 struct an_clock {
-	uint64_t pairs;	     /* ops with a known launch */
-	uint64_t violations; /* op started before its launch call */
+	uint64_t pairs;				/* ops with a known launch */
+	uint64_t violations;			/* op started before its launch call */
 	int64_t min_ns, p50_ns, p99_ns, max_ns; /* start - launch */
 };
 
@@ -150,7 +150,7 @@ struct an_result {
 	char *comm;
 	uint32_t pid;
 	uint64_t start_ns, end_ns, duration_ns;
-	bool clean_end;	  /* END block present */
+	bool clean_end; /* END block present */
 	bool truncated;
 	uint64_t records;
 	uint64_t lost_ringbuf, lost_stack, lost_map_full, lost_gpu, lost_producer;

@@ -43,7 +43,7 @@ struct attacher {
 };
 
 static const char *const usdt_names[] = {
-	"unit_begin", "unit_end", "gpu_launch", "gpu_op", "gpu_batch", "gpu_name",
+    "unit_begin", "unit_end", "gpu_launch", "gpu_op", "gpu_batch", "gpu_name",
 };
 
 uint32_t probe_table__add(struct probe_table *t, const char *name, const char *module,
@@ -63,16 +63,17 @@ uint32_t probe_table__add(struct probe_table *t, const char *name, const char *m
 void probe_table__add_defaults(struct probe_table *t)
 {
 	/* Rare and heavy: called per partition, not per allocation. */
-	static const char *const libc_alloc[] = { "malloc_trim", "munmap" };
-	static const char *const libc_io[] = { "fsync", "fdatasync" };
+	static const char *const libc_alloc[] = {"malloc_trim", "munmap"};
+	static const char *const libc_io[] = {"fsync", "fdatasync"};
 	static const char *const cuda_alloc[] = {
-		"cuMemHostAlloc",	"cuMemFreeHost",    "cuMemHostRegister_v2",
-		"cuMemHostUnregister",	"cuMemAlloc_v2",    "cuMemFree_v2",
-		"cuMemAllocHost_v2",	"cuMemAllocAsync",  "cuMemFreeAsync",
-		"cuMemAllocManaged",	"cuMemAllocPitch_v2",
+	    "cuMemHostAlloc", "cuMemFreeHost",	   "cuMemHostRegister_v2", "cuMemHostUnregister",
+	    "cuMemAlloc_v2",  "cuMemFree_v2",	   "cuMemAllocHost_v2",	   "cuMemAllocAsync",
+	    "cuMemFreeAsync", "cuMemAllocManaged", "cuMemAllocPitch_v2",
 	};
 	static const char *const cuda_sync[] = {
-		"cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize",
+	    "cuStreamSynchronize",
+	    "cuCtxSynchronize",
+	    "cuEventSynchronize",
 	};
 	size_t i;
 
@@ -89,8 +90,8 @@ void probe_table__add_defaults(struct probe_table *t)
 
 static bool valid_category(const char *c)
 {
-	static const char *const cats[] = { "scheduler", "lock", "allocator", "wait", "io",
-					    "sleep",	 "cuda", "cpu",	      "unit" };
+	static const char *const cats[] = {"scheduler", "lock", "allocator", "wait", "io",
+					   "sleep",	"cuda", "cpu",	     "unit"};
 
 	for (size_t i = 0; i < GT_ARRAY_SIZE(cats); i++)
 		if (!strcmp(c, cats[i]))
@@ -172,8 +173,8 @@ static struct bpf_program *usdt_prog(struct attacher *a, size_t i)
 {
 	struct gaptrace_bpf *s = a->skel;
 	struct bpf_program *progs[] = {
-		s->progs.usdt_unit_begin, s->progs.usdt_unit_end, s->progs.usdt_gpu_launch,
-		s->progs.usdt_gpu_op,	  s->progs.usdt_gpu_batch, s->progs.usdt_gpu_name,
+	    s->progs.usdt_unit_begin, s->progs.usdt_unit_end,  s->progs.usdt_gpu_launch,
+	    s->progs.usdt_gpu_op,     s->progs.usdt_gpu_batch, s->progs.usdt_gpu_name,
 	};
 
 	return progs[i];
@@ -209,8 +210,8 @@ static int attach_usdt(struct attacher *a, pid_t pid, const char *path)
 
 		if (!(mask & (1U << i)))
 			continue;
-		l = bpf_program__attach_usdt(usdt_prog(a, i), pid, path, "gaptrace",
-					     usdt_names[i], NULL);
+		l = bpf_program__attach_usdt(usdt_prog(a, i), pid, path, "gaptrace", usdt_names[i],
+					     NULL);
 		if (!l) {
 			gt_warn("cannot attach USDT gaptrace:%s in %s (pid %d): %s; its records "
 				"will be missing",
@@ -244,8 +245,8 @@ static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const
 		LIBBPF_OPTS(bpf_uprobe_opts, eo, .func_name = f->name, .bpf_cookie = f->id);
 		LIBBPF_OPTS(bpf_uprobe_opts, ro, .func_name = f->name, .bpf_cookie = f->id,
 			    .retprobe = true);
-		enter = bpf_program__attach_uprobe_opts(a->skel->progs.call_enter, pid, path, 0,
-							&eo);
+		enter =
+		    bpf_program__attach_uprobe_opts(a->skel->progs.call_enter, pid, path, 0, &eo);
 		if (!enter) {
 			gt_warn("cannot attach uprobe %s in %s (pid %d): %s", f->name, path, pid,
 				strerror(errno));
@@ -253,8 +254,8 @@ static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const
 		}
 		ret = bpf_program__attach_uprobe_opts(a->skel->progs.call_exit, pid, path, 0, &ro);
 		if (!ret) {
-			gt_warn("cannot attach uretprobe %s in %s (pid %d): %s", f->name, path,
-				pid, strerror(errno));
+			gt_warn("cannot attach uretprobe %s in %s (pid %d): %s", f->name, path, pid,
+				strerror(errno));
 			bpf_link__destroy(enter);
 			continue;
 		}
@@ -271,7 +272,7 @@ static bool seen_before(struct attacher *a, pid_t pid, const struct syms_mapping
 
 int attacher__attach_object(struct attacher *a, pid_t pid, const char *path)
 {
-	struct syms_mapping m = { .path = path };
+	struct syms_mapping m = {.path = path};
 	struct stat st;
 
 	/* Remember the object so a later maps scan does not attach it twice. */
@@ -301,7 +302,7 @@ static bool seen_before(struct attacher *a, pid_t pid, const struct syms_mapping
 			return true;
 	}
 	gt_grow((void **)&a->seen, &a->seen_cap, a->nseen, sizeof(*a->seen));
-	a->seen[a->nseen++] = (struct seen_obj){ pid, m->inode, m->dev_major, m->dev_minor };
+	a->seen[a->nseen++] = (struct seen_obj){pid, m->inode, m->dev_major, m->dev_minor};
 	return false;
 }
 
@@ -327,7 +328,7 @@ static int scan_cb(const struct syms_mapping *m, void *ctx)
 			snprintf(path, sizeof(path), "%s", m->path);
 	}
 	sc->attached +=
-		attach_usdt(sc->a, sc->pid, path) + attach_uprobes(sc->a, sc->pid, m->path, path);
+	    attach_usdt(sc->a, sc->pid, path) + attach_uprobes(sc->a, sc->pid, m->path, path);
 	return 0;
 }
 
@@ -349,7 +350,7 @@ static int self_cb(const struct syms_mapping *m, void *ctx)
 
 int attacher__attach_like_self(struct attacher *a, pid_t pid, const char *prefix)
 {
-	struct self_ctx sc = { .prefix = prefix };
+	struct self_ctx sc = {.prefix = prefix};
 
 	syms_read_mappings((uint32_t)getpid(), self_cb, &sc);
 	return sc.path[0] ? attacher__attach_object(a, pid, sc.path) : 0;
@@ -357,7 +358,7 @@ int attacher__attach_like_self(struct attacher *a, pid_t pid, const char *prefix
 
 int attacher__scan(struct attacher *a, pid_t pid)
 {
-	struct scan_ctx sc = { a, pid, 0 };
+	struct scan_ctx sc = {a, pid, 0};
 	int err = syms_read_mappings((uint32_t)pid, scan_cb, &sc);
 
 	return err < 0 ? err : sc.attached;
@@ -366,12 +367,12 @@ int attacher__scan(struct attacher *a, pid_t pid)
 static int open_sampler(pid_t tid, uint64_t period_ns)
 {
 	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.sample_period = period_ns,
-		/* Threads and children created later inherit the event (and its program). */
-		.inherit = 1,
+	    .type = PERF_TYPE_SOFTWARE,
+	    .size = sizeof(attr),
+	    .config = PERF_COUNT_SW_CPU_CLOCK,
+	    .sample_period = period_ns,
+	    /* Threads and children created later inherit the event (and its program). */
+	    .inherit = 1,
 	};
 
 	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);

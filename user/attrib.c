@@ -47,14 +47,14 @@ struct src {
 	uint8_t depth;
 };
 
-#define SRC(t, k, d) ((struct src){ .tid = (t), .ustack = -1, .kstack = -1, .kind = (k), .depth = (d) })
+#define SRC(t, k, d) \
+	((struct src){.tid = (t), .ustack = -1, .kstack = -1, .kind = (k), .depth = (d)})
 
 static void explain(struct ex *x, uint32_t tid, uint64_t a, uint64_t b, unsigned depth,
 		    uint64_t *acc);
 
 /* Attributes [from, to) to cat and, when asked, keeps it as a piece. */
-static void take(struct ex *x, uint64_t *acc, int cat, uint64_t from, uint64_t to,
-		 struct src sc)
+static void take(struct ex *x, uint64_t *acc, int cat, uint64_t from, uint64_t to, struct src sc)
 {
 	struct an_result *r = x->r;
 	struct an_piece *p;
@@ -70,7 +70,7 @@ static void take(struct ex *x, uint64_t *acc, int cat, uint64_t from, uint64_t t
 			if (hp->st[i].ustack == sc.ustack && hp->st[i].kstack == sc.kstack)
 				break;
 		if (i == hp->n && hp->n < HP_STACKS)
-			hp->st[hp->n++] = (typeof(hp->st[0])){ sc.ustack, sc.kstack, 0 };
+			hp->st[hp->n++] = (typeof(hp->st[0])){sc.ustack, sc.kstack, 0};
 		if (i < hp->n)
 			hp->st[i].ns += to - from;
 		return;
@@ -79,17 +79,16 @@ static void take(struct ex *x, uint64_t *acc, int cat, uint64_t from, uint64_t t
 		return;
 	gt_grow((void **)&r->pieces, x->r_pieces_cap, r->npieces, sizeof(*r->pieces));
 	p = &r->pieces[r->npieces++];
-	*p = (struct an_piece){ .ns = to - from,
-				.gap = x->g->index,
-				.tid = sc.tid,
-				.ustack = sc.ustack,
-				.kstack = sc.kstack,
-				.func_id = sc.func,
-				.cat = (uint16_t)cat,
-				.kind = sc.kind,
-				.depth = sc.depth };
+	*p = (struct an_piece){.ns = to - from,
+			       .gap = x->g->index,
+			       .tid = sc.tid,
+			       .ustack = sc.ustack,
+			       .kstack = sc.kstack,
+			       .func_id = sc.func,
+			       .cat = (uint16_t)cat,
+			       .kind = sc.kind,
+			       .depth = sc.depth};
 }
-
 
 /*
  * A lock wait stays `lock`, but the operator wants to know who held the lock
@@ -111,7 +110,7 @@ static void note_holder(struct ex *x, uint32_t tid, uint64_t u, uint64_t v, unsi
 	if (!h) {
 		gt_grow((void **)&g->holders, &x->holders_cap, g->nholders, sizeof(*g->holders));
 		h = &g->holders[g->nholders++];
-		*h = (struct an_holder){ .tid = tid, .ustack = -1, .kstack = -1 };
+		*h = (struct an_holder){.tid = tid, .ustack = -1, .kstack = -1};
 	}
 	h->wait_ns += v - u;
 	if (!model__thread(x->m, tid, false))
@@ -140,26 +139,23 @@ static size_t add_hop(struct ex *x, uint32_t tid, uint32_t waker_of, uint64_t fr
 		return SIZE_MAX;
 	gt_grow((void **)&g->chain, &x->chain_cap, g->nchain, sizeof(*g->chain));
 	memset(&g->chain[g->nchain], 0, sizeof(g->chain[0]));
-	g->chain[g->nchain] = (struct an_hop){ .tid = tid,
-					       .waker_of = waker_of,
-					       .from_ns = from,
-					       .to_ns = to,
-					       .depth = depth };
+	g->chain[g->nchain] = (struct an_hop){
+	    .tid = tid, .waker_of = waker_of, .from_ns = from, .to_ns = to, .depth = depth};
 	return g->nchain++;
 }
 
 /* First index whose key (via get) is >= v in a sorted array of n elements. */
-#define LOWER_BOUND(arr, n, field, v)                                                       \
-	({                                                                                  \
-		size_t lo_ = 0, hi_ = (n);                                                  \
-		while (lo_ < hi_) {                                                         \
-			size_t mid_ = (lo_ + hi_) / 2;                                      \
-			if ((arr)[mid_].field < (v))                                        \
-				lo_ = mid_ + 1;                                             \
-			else                                                                \
-				hi_ = mid_;                                                 \
-		}                                                                           \
-		lo_;                                                                        \
+#define LOWER_BOUND(arr, n, field, v)                  \
+	({                                             \
+		size_t lo_ = 0, hi_ = (n);             \
+		while (lo_ < hi_) {                    \
+			size_t mid_ = (lo_ + hi_) / 2; \
+			if ((arr)[mid_].field < (v))   \
+				lo_ = mid_ + 1;        \
+			else                           \
+				hi_ = mid_;            \
+		}                                      \
+		lo_;                                   \
 	})
 
 /*
@@ -199,7 +195,6 @@ struct span {
 	uint64_t lo, hi;
 	unsigned depth;
 };
-
 
 /*
  * A sample taken while the kernel handled one of our uprobes is the probed
@@ -287,7 +282,7 @@ static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 static void oncpu(struct ex *x, struct m_thread *t, uint64_t p, uint64_t q, uint64_t span_lo,
 		  uint64_t span_hi, unsigned depth, uint64_t *acc)
 {
-	struct span sp = { span_lo, span_hi, depth };
+	struct span sp = {span_lo, span_hi, depth};
 
 	split_calls(x, t, p, q, depth, acc, oncpu_samples, &sp);
 }
@@ -349,7 +344,7 @@ static void offcpu(struct ex *x, struct m_thread *t, const struct m_off *o, uint
 		   unsigned depth, uint64_t *acc)
 {
 	uint64_t bend;
-	struct blocked_arg ba = { o, depth };
+	struct blocked_arg ba = {o, depth};
 
 	if (o->flags & GT_OFF_PREEMPTED) {
 		take(x, acc, GT_CAT_SCHED, s, e, off_src(t, o, GT_PIECE_PREEMPTED, depth));
@@ -362,8 +357,8 @@ static void offcpu(struct ex *x, struct m_thread *t, const struct m_off *o, uint
 	take(x, acc, GT_CAT_SCHED, GT_MAX(s, bend), e, off_src(t, o, GT_PIECE_RUNQUEUE, depth));
 }
 
-static void explain_thread(struct ex *x, struct m_thread *t, uint64_t a, uint64_t b,
-			   unsigned depth, uint64_t *acc)
+static void explain_thread(struct ex *x, struct m_thread *t, uint64_t a, uint64_t b, unsigned depth,
+			   uint64_t *acc)
 {
 	size_t k = LOWER_BOUND(t->offs, t->noffs, off, a);
 	uint64_t cursor = a, prev_on;
@@ -448,12 +443,12 @@ static bool overlaps_loss(const struct model *m, uint64_t a, uint64_t b)
 static void explain_gap(struct model *m, struct an_result *r, struct an_gap *g, unsigned max_depth,
 			size_t *pieces_cap)
 {
-	struct ex x = { .m = m,
-			.g = g,
-			.max_depth = max_depth,
-			.r = r,
-			.r_pieces_cap = pieces_cap,
-			.pieces = m->opts.pieces };
+	struct ex x = {.m = m,
+		       .g = g,
+		       .max_depth = max_depth,
+		       .r = r,
+		       .r_pieces_cap = pieces_cap,
+		       .pieces = m->opts.pieces};
 	uint64_t we, sum = 0;
 	size_t hop0;
 
@@ -482,7 +477,8 @@ static void explain_gap(struct model *m, struct an_result *r, struct an_gap *g, 
 	if (sum < g->duration_ns)
 		g->by_cat[GT_CAT_UNKNOWN] += g->duration_ns - sum;
 	else if (sum > g->duration_ns)
-		g->by_cat[GT_CAT_UNKNOWN] -= GT_MIN(g->by_cat[GT_CAT_UNKNOWN], sum - g->duration_ns);
+		g->by_cat[GT_CAT_UNKNOWN] -=
+		    GT_MIN(g->by_cat[GT_CAT_UNKNOWN], sum - g->duration_ns);
 }
 
 static int cmp_holder(const void *a, const void *b)

@@ -205,8 +205,8 @@ void capture_buf__kv(struct capture_buf *b, const char *key, const char *fmt, ..
 	free(val);
 }
 
-void capture_buf__stack_flags(struct capture_buf *b, int32_t stack_id, uint32_t pid,
-			      uint16_t flags, const uint64_t *ips, uint16_t nr)
+void capture_buf__stack_flags(struct capture_buf *b, int32_t stack_id, uint32_t pid, uint16_t flags,
+			      const uint64_t *ips, uint16_t nr)
 {
 	uint8_t *p = buf_grow(b, STACK_FIXED);
 

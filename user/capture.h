@@ -48,15 +48,15 @@
 
 #define GT_CAP_MAJOR 1
 #define GT_CAP_MINOR 0
-#define GT_CAP_BOM 0x1A2B3C4DU
+#define GT_CAP_BOM   0x1A2B3C4DU
 
-#define GT_CAP_BLOCK_HEAD 16
-#define GT_CAP_BLOCK_TAIL 8
-#define GT_CAP_MAX_BLOCK (64U << 20) /* total_len cap */
-#define GT_CAP_MAX_HEADER (1U << 20) /* HEADER block cap */
-#define GT_CAP_MAX_RECORD 8192	      /* one EVENTS record */
-#define GT_CAP_MAX_STRING 4096	      /* any string field */
-#define GT_CAP_EVENTS_FLUSH (1U << 20) /* writer flushes EVENTS at this size */
+#define GT_CAP_BLOCK_HEAD   16
+#define GT_CAP_BLOCK_TAIL   8
+#define GT_CAP_MAX_BLOCK    (64U << 20) /* total_len cap */
+#define GT_CAP_MAX_HEADER   (1U << 20)	/* HEADER block cap */
+#define GT_CAP_MAX_RECORD   8192	/* one EVENTS record */
+#define GT_CAP_MAX_STRING   4096	/* any string field */
+#define GT_CAP_EVENTS_FLUSH (1U << 20)	/* writer flushes EVENTS at this size */
 
 enum gt_block_type {
 	GT_BLK_HEADER = 0x0A0D0D0A,
@@ -70,7 +70,7 @@ enum gt_block_type {
 };
 
 #define GT_STACK_KERNEL 0x1
-#define GT_STACK_DWARF 0x2 /* unwound from a stack snapshot with DWARF CFI */
+#define GT_STACK_DWARF	0x2 /* unwound from a stack snapshot with DWARF CFI */
 
 /* ---- writer ---- */
 
@@ -84,8 +84,8 @@ struct capture_writer;
 struct capture_writer *capture_writer__open(const char *path, const char *const *kv, size_t n,
 					    char *err, size_t errlen);
 /* Same, writing to an already open file descriptor (not closed by us). */
-struct capture_writer *capture_writer__open_fd(int fd, const char *const *kv, size_t n,
-					       char *err, size_t errlen);
+struct capture_writer *capture_writer__open_fd(int fd, const char *const *kv, size_t n, char *err,
+					       size_t errlen);
 /*
  * Appends one record (struct gt_hdr first, hdr.size == size) to the pending
  * EVENTS block; flushes it when it reaches GT_CAP_EVENTS_FLUSH.  0 or -errno.
@@ -94,8 +94,7 @@ int capture_writer__event(struct capture_writer *w, const void *rec, size_t size
 /* Writes pending events as one EVENTS block (no-op when none). 0 or -errno. */
 int capture_writer__flush(struct capture_writer *w);
 /* Flushes pending events, then writes one block of any type. 0 or -errno. */
-int capture_writer__block(struct capture_writer *w, uint32_t type, const void *body,
-			  size_t len);
+int capture_writer__block(struct capture_writer *w, uint32_t type, const void *body, size_t len);
 /* Bytes written so far (blocks on disk). */
 uint64_t capture_writer__bytes(const struct capture_writer *w);
 /* Records written so far (through capture_writer__event). */
@@ -112,12 +111,12 @@ struct capture_buf {
 void capture_buf__reset(struct capture_buf *b);
 void capture_buf__free(struct capture_buf *b);
 void capture_buf__kv(struct capture_buf *b, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 void capture_buf__stack(struct capture_buf *b, int32_t stack_id, uint32_t pid, bool kernel,
 			const uint64_t *ips, uint16_t nr);
 /* Same with the entry's GT_STACK_* flags given. */
-void capture_buf__stack_flags(struct capture_buf *b, int32_t stack_id, uint32_t pid,
-			      uint16_t flags, const uint64_t *ips, uint16_t nr);
+void capture_buf__stack_flags(struct capture_buf *b, int32_t stack_id, uint32_t pid, uint16_t flags,
+			      const uint64_t *ips, uint16_t nr);
 void capture_buf__symbol(struct capture_buf *b, uint64_t ip, uint32_t pid, uint32_t sym_off,
 			 const char *name, const char *module);
 void capture_buf__mapping(struct capture_buf *b, uint32_t pid, uint64_t start, uint64_t end,
@@ -132,10 +131,10 @@ struct capture;
 
 struct capture_block {
 	uint32_t type;
-	uint32_t len;	 /* body bytes */
+	uint32_t len;	  /* body bytes */
 	const void *body; /* valid until the next capture__next/rewind/close */
-	uint64_t offset; /* file offset of the block head */
-	uint32_t index;	 /* 0-based block number */
+	uint64_t offset;  /* file offset of the block head */
+	uint32_t index;	  /* 0-based block number */
 };
 
 /*
@@ -206,7 +205,7 @@ struct capture_stack {
 	uint32_t pid;
 	bool kernel;
 	uint16_t nr;
-	uint16_t flags; /* GT_STACK_* */
+	uint16_t flags;	     /* GT_STACK_* */
 	const uint64_t *ips; /* points into the body; unaligned-safe copy not needed (8-aligned) */
 };
 int capture__stacks(const void *body, size_t len,

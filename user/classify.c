@@ -12,33 +12,93 @@
 
 /* x86-64 syscall numbers used below. */
 enum {
-	NR_read = 0, NR_write = 1, NR_open = 2, NR_close = 3, NR_stat = 4, NR_fstat = 5,
-	NR_lstat = 6, NR_poll = 7, NR_lseek = 8, NR_mmap = 9, NR_mprotect = 10, NR_munmap = 11,
-	NR_brk = 12, NR_ioctl = 16, NR_pread64 = 17, NR_pwrite64 = 18, NR_readv = 19,
-	NR_writev = 20, NR_select = 23, NR_sched_yield = 24, NR_mremap = 25, NR_msync = 26,
-	NR_madvise = 28, NR_pause = 34, NR_nanosleep = 35, NR_sendfile = 40, NR_connect = 42,
-	NR_accept = 43, NR_sendto = 44, NR_recvfrom = 45, NR_sendmsg = 46, NR_recvmsg = 47,
-	NR_wait4 = 61, NR_fsync = 74, NR_fdatasync = 75, NR_truncate = 76, NR_ftruncate = 77,
-	NR_getdents = 78, NR_rename = 82, NR_unlink = 87, NR_mlock = 149, NR_munlock = 150,
-	NR_mlockall = 151, NR_sync = 162, NR_futex = 202, NR_io_getevents = 208,
-	NR_getdents64 = 217, NR_clock_nanosleep = 230, NR_epoll_wait = 232, NR_waitid = 247,
-	NR_openat = 257, NR_newfstatat = 262, NR_unlinkat = 263, NR_pselect6 = 270,
-	NR_ppoll = 271, NR_splice = 275, NR_sync_file_range = 277, NR_epoll_pwait = 281,
-	NR_fallocate = 285, NR_accept4 = 288, NR_preadv = 295, NR_pwritev = 296,
-	NR_recvmmsg = 299, NR_syncfs = 306, NR_sendmmsg = 307, NR_mlock2 = 325,
-	NR_copy_file_range = 326, NR_preadv2 = 327, NR_pwritev2 = 328, NR_statx = 332,
-	NR_io_uring_enter = 426, NR_openat2 = 437, NR_epoll_pwait2 = 441, NR_futex_waitv = 449,
-	NR_exit = 60, NR_exit_group = 231, NR_futex_wake = 454,
+	NR_read = 0,
+	NR_write = 1,
+	NR_open = 2,
+	NR_close = 3,
+	NR_stat = 4,
+	NR_fstat = 5,
+	NR_lstat = 6,
+	NR_poll = 7,
+	NR_lseek = 8,
+	NR_mmap = 9,
+	NR_mprotect = 10,
+	NR_munmap = 11,
+	NR_brk = 12,
+	NR_ioctl = 16,
+	NR_pread64 = 17,
+	NR_pwrite64 = 18,
+	NR_readv = 19,
+	NR_writev = 20,
+	NR_select = 23,
+	NR_sched_yield = 24,
+	NR_mremap = 25,
+	NR_msync = 26,
+	NR_madvise = 28,
+	NR_pause = 34,
+	NR_nanosleep = 35,
+	NR_sendfile = 40,
+	NR_connect = 42,
+	NR_accept = 43,
+	NR_sendto = 44,
+	NR_recvfrom = 45,
+	NR_sendmsg = 46,
+	NR_recvmsg = 47,
+	NR_wait4 = 61,
+	NR_fsync = 74,
+	NR_fdatasync = 75,
+	NR_truncate = 76,
+	NR_ftruncate = 77,
+	NR_getdents = 78,
+	NR_rename = 82,
+	NR_unlink = 87,
+	NR_mlock = 149,
+	NR_munlock = 150,
+	NR_mlockall = 151,
+	NR_sync = 162,
+	NR_futex = 202,
+	NR_io_getevents = 208,
+	NR_getdents64 = 217,
+	NR_clock_nanosleep = 230,
+	NR_epoll_wait = 232,
+	NR_waitid = 247,
+	NR_openat = 257,
+	NR_newfstatat = 262,
+	NR_unlinkat = 263,
+	NR_pselect6 = 270,
+	NR_ppoll = 271,
+	NR_splice = 275,
+	NR_sync_file_range = 277,
+	NR_epoll_pwait = 281,
+	NR_fallocate = 285,
+	NR_accept4 = 288,
+	NR_preadv = 295,
+	NR_pwritev = 296,
+	NR_recvmmsg = 299,
+	NR_syncfs = 306,
+	NR_sendmmsg = 307,
+	NR_mlock2 = 325,
+	NR_copy_file_range = 326,
+	NR_preadv2 = 327,
+	NR_pwritev2 = 328,
+	NR_statx = 332,
+	NR_io_uring_enter = 426,
+	NR_openat2 = 437,
+	NR_epoll_pwait2 = 441,
+	NR_futex_waitv = 449,
+	NR_exit = 60,
+	NR_exit_group = 231,
+	NR_futex_wake = 454,
 };
 
 /* Futex commands (op & FUTEX_CMD_MASK). */
-#define FUTEX_WAIT 0
-#define FUTEX_LOCK_PI 6
-#define FUTEX_TRYLOCK_PI 8
-#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAIT	      0
+#define FUTEX_LOCK_PI	      6
+#define FUTEX_TRYLOCK_PI      8
+#define FUTEX_WAIT_BITSET     9
 #define FUTEX_WAIT_REQUEUE_PI 11
-#define FUTEX_LOCK_PI2 13
-#define FUTEX_CMD_MASK 0x7f
+#define FUTEX_LOCK_PI2	      13
+#define FUTEX_CMD_MASK	      0x7f
 /* glibc's low-level lock and Rust's std mutex wait on the contended value 2. */
 #define FUTEX_CONTENDED 2
 
@@ -65,7 +125,16 @@ static bool futex_waker(const struct m_off *o)
 	return w == NR_futex || w == NR_exit || w == NR_exit_group || w == NR_futex_wake;
 }
 
-enum sys_class { SC_OTHER = 0, SC_SLEEP, SC_ALLOC, SC_IO, SC_HANDOFF, SC_FUTEX, SC_IOCTL, SC_YIELD };
+enum sys_class {
+	SC_OTHER = 0,
+	SC_SLEEP,
+	SC_ALLOC,
+	SC_IO,
+	SC_HANDOFF,
+	SC_FUTEX,
+	SC_IOCTL,
+	SC_YIELD
+};
 
 static enum sys_class syscall_class(int32_t nr)
 {
@@ -168,61 +237,122 @@ struct pattern {
  * hand-off primitives (parking_lot's lock_slow calls park).
  */
 static const struct pattern sync_patterns[] = {
-	/* condvar paths re-take their mutex through these: a lock wait */
-	{ "lll_lock_wait", STK_LOCK },
-	{ "pthread_mutex_lock", STK_LOCK },
-	{ "pthread_mutex_timedlock", STK_LOCK },
-	{ "pthread_mutex_clocklock", STK_LOCK },
-	{ "mutex_cond_lock", STK_LOCK },
-	{ "pthread_rwlock_rdlock", STK_LOCK },
-	{ "pthread_rwlock_wrlock", STK_LOCK },
-	{ "pthread_rwlock_timed", STK_LOCK },
-	{ "pthread_rwlock_clock", STK_LOCK },
-	{ "rwlock_rdlock", STK_LOCK },
-	{ "rwlock_wrlock", STK_LOCK },
-	{ "lock_contended", STK_LOCK },	/* Rust std Mutex/RwLock */
-	{ "lock_slow", STK_LOCK },	/* parking_lot RawMutex */
-	{ "mutex4lock", STK_LOCK },	/* std::mutex::lock */
-	{ "futex_lock_pi", STK_LOCK },
-	{ "pthread_cond_wait", STK_HANDOFF },
-	{ "pthread_cond_timedwait", STK_HANDOFF },
-	{ "pthread_cond_clockwait", STK_HANDOFF },
-	{ "sem_wait", STK_HANDOFF },
-	{ "sem_timedwait", STK_HANDOFF },
-	{ "sem_clockwait", STK_HANDOFF },
-	{ "pthread_join", STK_HANDOFF },
-	{ "clockjoin", STK_HANDOFF },
-	{ "futex_abstimed_wait", STK_HANDOFF }, /* shared by condvar, sem, join */
-	{ "Condvar", STK_HANDOFF },
-	{ "condition_variable", STK_HANDOFF },
-	{ "4park", STK_HANDOFF },		/* Rust std::thread::park, parking_lot_core::park */
-	{ "park_timeout", STK_HANDOFF },
+    /* condvar paths re-take their mutex through these: a lock wait */
+    {"lll_lock_wait", STK_LOCK},
+    {"pthread_mutex_lock", STK_LOCK},
+    {"pthread_mutex_timedlock", STK_LOCK},
+    {"pthread_mutex_clocklock", STK_LOCK},
+    {"mutex_cond_lock", STK_LOCK},
+    {"pthread_rwlock_rdlock", STK_LOCK},
+    {"pthread_rwlock_wrlock", STK_LOCK},
+    {"pthread_rwlock_timed", STK_LOCK},
+    {"pthread_rwlock_clock", STK_LOCK},
+    {"rwlock_rdlock", STK_LOCK},
+    {"rwlock_wrlock", STK_LOCK},
+    {"lock_contended", STK_LOCK}, /* Rust std Mutex/RwLock */
+    {"lock_slow", STK_LOCK},	  /* parking_lot RawMutex */
+    {"mutex4lock", STK_LOCK},	  /* std::mutex::lock */
+    {"futex_lock_pi", STK_LOCK},
+    {"pthread_cond_wait", STK_HANDOFF},
+    {"pthread_cond_timedwait", STK_HANDOFF},
+    {"pthread_cond_clockwait", STK_HANDOFF},
+    {"sem_wait", STK_HANDOFF},
+    {"sem_timedwait", STK_HANDOFF},
+    {"sem_clockwait", STK_HANDOFF},
+    {"pthread_join", STK_HANDOFF},
+    {"clockjoin", STK_HANDOFF},
+    {"futex_abstimed_wait", STK_HANDOFF}, /* shared by condvar, sem, join */
+    {"Condvar", STK_HANDOFF},
+    {"condition_variable", STK_HANDOFF},
+    {"4park", STK_HANDOFF}, /* Rust std::thread::park, parking_lot_core::park */
+    {"park_timeout", STK_HANDOFF},
 };
 
 static const char *const alloc_exact[] = {
-	"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
-	"aligned_alloc", "valloc", "pvalloc", "cfree", "malloc_trim", "malloc_consolidate",
-	"_int_malloc", "_int_free", "_int_realloc", "_int_memalign", "sysmalloc", "systrim",
-	"mtrim", "heap_trim", "shrink_heap", "new_heap", "arena_get2", "unlink_chunk",
-	"_int_free_merge_chunk", "_int_free_create_chunk", "_int_free_maybe_consolidate",
-	"mmap", "mmap64", "__mmap", "munmap", "__munmap", "madvise", "__madvise", "sbrk",
-	"__sbrk", "brk", "__brk", "mremap", "__mremap", "_Znwm", "_Znam", "_ZdlPv", "_ZdaPv",
-	"_ZdlPvm", "_ZdaPvm", "__rust_alloc", "__rust_dealloc", "__rust_realloc",
-	"__rust_alloc_zeroed", "__rdl_alloc", "__rdl_dealloc", "__rdl_realloc",
+    "malloc",
+    "free",
+    "calloc",
+    "realloc",
+    "reallocarray",
+    "memalign",
+    "posix_memalign",
+    "aligned_alloc",
+    "valloc",
+    "pvalloc",
+    "cfree",
+    "malloc_trim",
+    "malloc_consolidate",
+    "_int_malloc",
+    "_int_free",
+    "_int_realloc",
+    "_int_memalign",
+    "sysmalloc",
+    "systrim",
+    "mtrim",
+    "heap_trim",
+    "shrink_heap",
+    "new_heap",
+    "arena_get2",
+    "unlink_chunk",
+    "_int_free_merge_chunk",
+    "_int_free_create_chunk",
+    "_int_free_maybe_consolidate",
+    "mmap",
+    "mmap64",
+    "__mmap",
+    "munmap",
+    "__munmap",
+    "madvise",
+    "__madvise",
+    "sbrk",
+    "__sbrk",
+    "brk",
+    "__brk",
+    "mremap",
+    "__mremap",
+    "_Znwm",
+    "_Znam",
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
+    "__rust_alloc",
+    "__rust_dealloc",
+    "__rust_realloc",
+    "__rust_alloc_zeroed",
+    "__rdl_alloc",
+    "__rdl_dealloc",
+    "__rdl_realloc",
 };
 
 static const char *const alloc_prefix[] = {
-	"__libc_malloc", "__libc_free", "__libc_calloc", "__libc_realloc", "__libc_memalign",
-	"tcache_", "je_", "mi_", "_mi_", "tc_", "__GI___libc_malloc", "__GI___libc_free",
-	"__malloc_", "__GI___munmap", "__GI___mmap", "__GI___madvise",
+    "__libc_malloc",
+    "__libc_free",
+    "__libc_calloc",
+    "__libc_realloc",
+    "__libc_memalign",
+    "tcache_",
+    "je_",
+    "mi_",
+    "_mi_",
+    "tc_",
+    "__GI___libc_malloc",
+    "__GI___libc_free",
+    "__malloc_",
+    "__GI___munmap",
+    "__GI___mmap",
+    "__GI___madvise",
 };
 
 /* Kernel frames of page faults and memory-management syscalls. */
 static const char *const kernel_mm[] = {
-	"page_fault", "do_user_addr_fault", "handle_mm_fault", "do_anonymous_page",
-	"filemap_fault", "do_fault", "sys_munmap", "vm_munmap", "vmi_munmap", "sys_madvise",
-	"do_madvise", "sys_brk", "sys_mmap", "mmap_pgoff", "sys_mremap", "sys_mprotect",
-	"unmap_vmas", "unmap_region", "zap_pte_range", "tlb_finish_mmu", "lock_mm_and_find_vma",
+    "page_fault",	 "do_user_addr_fault", "handle_mm_fault",
+    "do_anonymous_page", "filemap_fault",      "do_fault",
+    "sys_munmap",	 "vm_munmap",	       "vmi_munmap",
+    "sys_madvise",	 "do_madvise",	       "sys_brk",
+    "sys_mmap",		 "mmap_pgoff",	       "sys_mremap",
+    "sys_mprotect",	 "unmap_vmas",	       "unmap_region",
+    "zap_pte_range",	 "tlb_finish_mmu",     "lock_mm_and_find_vma",
 };
 
 static bool match_alloc(const char *name)

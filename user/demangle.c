@@ -179,8 +179,8 @@ static void legacy_elem(struct dbuf *b, const char *r, size_t n)
 	static const struct {
 		const char *esc;
 		char c;
-	} map[] = { { "SP", '@' }, { "BP", '*' }, { "RF", '&' }, { "LT", '<' }, { "GT", '>' },
-		    { "LP", '(' }, { "RP", ')' }, { "C", ',' } };
+	} map[] = {{"SP", '@'}, {"BP", '*'}, {"RF", '&'}, {"LT", '<'},
+		   {"GT", '>'}, {"LP", '('}, {"RP", ')'}, {"C", ','}};
 
 	/* rustc prefixes an element starting with '$' with '_'. */
 	if (n >= 2 && r[0] == '_' && r[1] == '$') {
@@ -393,7 +393,7 @@ static uint64_t v0_disambiguator(struct v0 *v)
 /* <undisambiguated-identifier> = ["u"] <decimal-number> ["_"] <bytes> */
 static struct v0_ident v0_ident(struct v0 *v)
 {
-	struct v0_ident id = { .puny = v0_eat(v, 'u') };
+	struct v0_ident id = {.puny = v0_eat(v, 'u')};
 	size_t len = 0;
 	char c = v0_next(v);
 
@@ -657,8 +657,8 @@ static void v0_path(struct v0 *v, bool in_value)
 		}
 		break;
 	}
-	case 'M': /* <T> (inherent impl) */
-	case 'X': /* <T as Trait> (trait impl) */
+	case 'M':   /* <T> (inherent impl) */
+	case 'X':   /* <T as Trait> (trait impl) */
 	case 'Y': { /* <T as Trait> (trait definition) */
 		if (tag != 'Y') {
 			/* The impl's own path says where it was written: not shown. */
@@ -697,28 +697,50 @@ static void v0_path(struct v0 *v, bool in_value)
 static const char *v0_basic(char c)
 {
 	switch (c) {
-	case 'a': return "i8";
-	case 'b': return "bool";
-	case 'c': return "char";
-	case 'd': return "f64";
-	case 'e': return "str";
-	case 'f': return "f32";
-	case 'h': return "u8";
-	case 'i': return "isize";
-	case 'j': return "usize";
-	case 'l': return "i32";
-	case 'm': return "u32";
-	case 'n': return "i128";
-	case 'o': return "u128";
-	case 's': return "i16";
-	case 't': return "u16";
-	case 'u': return "()";
-	case 'v': return "...";
-	case 'x': return "i64";
-	case 'y': return "u64";
-	case 'z': return "!";
-	case 'p': return "_";
-	default: return NULL;
+	case 'a':
+		return "i8";
+	case 'b':
+		return "bool";
+	case 'c':
+		return "char";
+	case 'd':
+		return "f64";
+	case 'e':
+		return "str";
+	case 'f':
+		return "f32";
+	case 'h':
+		return "u8";
+	case 'i':
+		return "isize";
+	case 'j':
+		return "usize";
+	case 'l':
+		return "i32";
+	case 'm':
+		return "u32";
+	case 'n':
+		return "i128";
+	case 'o':
+		return "u128";
+	case 's':
+		return "i16";
+	case 't':
+		return "u16";
+	case 'u':
+		return "()";
+	case 'v':
+		return "...";
+	case 'x':
+		return "i64";
+	case 'y':
+		return "u64";
+	case 'z':
+		return "!";
+	case 'p':
+		return "_";
+	default:
+		return NULL;
 	}
 }
 
@@ -751,7 +773,7 @@ static void v0_fn_sig(struct v0 *v)
 {
 	uint64_t bound = v0_binder_open(v);
 	bool is_unsafe = v0_eat(v, 'U');
-	struct v0_ident abi = { 0 };
+	struct v0_ident abi = {0};
 	bool has_abi = false, abi_c = false;
 	size_t n = 0;
 
@@ -1106,10 +1128,20 @@ static void v0_const(struct v0 *v, bool in_value)
 	case 'p':
 		v0_puts(v, "_");
 		break;
-	case 'h': case 't': case 'm': case 'y': case 'o': case 'j':
+	case 'h':
+	case 't':
+	case 'm':
+	case 'y':
+	case 'o':
+	case 'j':
 		v0_const_uint(v);
 		break;
-	case 'a': case 's': case 'l': case 'x': case 'n': case 'i':
+	case 'a':
+	case 's':
+	case 'l':
+	case 'x':
+	case 'n':
+	case 'i':
 		if (v0_eat(v, 'n'))
 			v0_puts(v, "-");
 		v0_const_uint(v);
@@ -1202,7 +1234,7 @@ static void v0_const(struct v0 *v, bool in_value)
 
 static char *rust_v0(const char *s, size_t n)
 {
-	struct v0 v = { 0 };
+	struct v0 v = {0};
 	struct dbuf b;
 	size_t i;
 

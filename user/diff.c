@@ -22,7 +22,7 @@
 #include "util.h"
 
 #define BOOT_SEED 0x67617074726163ULL /* fixed: the same captures give the same interval */
-#define CI_LEVEL 0.99
+#define CI_LEVEL  0.99
 
 void df_rule__defaults(struct df_rule *rule)
 {
@@ -162,9 +162,9 @@ static void value_compare(struct df_result *d, int k)
 	val->d_median = val->after.median - val->before.median;
 	val->mw = st_mann_whitney(b->v[k], b->nobs, a->v[k], a->nobs);
 	val->p_adj = val->mw.p;
-	val->ci_ok = !st_bootstrap_mean_diff(b->v[k], b->nobs, a->v[k], a->nobs,
-					     d->rule.boot_iters, CI_LEVEL, BOOT_SEED + (uint64_t)k,
-					     &val->ci_lo, &val->ci_hi);
+	val->ci_ok =
+	    !st_bootstrap_mean_diff(b->v[k], b->nobs, a->v[k], a->nobs, d->rule.boot_iters,
+				    CI_LEVEL, BOOT_SEED + (uint64_t)k, &val->ci_lo, &val->ci_hi);
 	need = GT_MAX((double)d->rule.min_effect_ns, d->rule.min_effect_frac * val->before.mean);
 	val->practical = fabs(val->d_mean) >= need;
 }
@@ -306,7 +306,7 @@ static int cmp_stack_change(const void *a, const void *b)
 static void stacks_build(struct df_result *d, const struct an_result *b, const struct an_result *a,
 			 struct capture *cb, struct capture *ca)
 {
-	struct stack_ctx sc = { .d = d };
+	struct stack_ctx sc = {.d = d};
 	struct flame_filter fb, fa;
 
 	flame_filter__init(&fb);
@@ -420,8 +420,9 @@ static void side_line(FILE *f, const char *label, const struct an_result *r,
 {
 	char d1[32];
 
-	fprintf(f, "  %-7s %s (pid %u), %s, %llu units (%s), %zu gaps; %zu observations "
-		   "(%zu gaps + %zu gap-free unit transitions)\n",
+	fprintf(f,
+		"  %-7s %s (pid %u), %s, %llu units (%s), %zu gaps; %zu observations "
+		"(%zu gaps + %zu gap-free unit transitions)\n",
 		label, r->comm, r->pid, gt_fmt_dur(r->duration_ns, d1, sizeof(d1)),
 		(unsigned long long)r->units, r->unit_source ? r->unit_source : "none", r->ngaps,
 		s->nobs, s->ngap_obs, s->nzero_obs);
@@ -441,8 +442,9 @@ static void diff_text(FILE *f, const struct an_result *b, const struct an_result
 	for (size_t i = 0; i < a->nwarnings; i++)
 		fprintf(f, "  warning (after): %s\n", a->warnings[i]);
 	if (!d->before.nobs && !d->after.nobs)
-		fprintf(f, "  neither capture has a gap of at least %s: there is nothing to "
-			   "compare (see --min-gap)\n",
+		fprintf(f,
+			"  neither capture has a gap of at least %s: there is nothing to "
+			"compare (see --min-gap)\n",
 			gt_fmt_dur(o->an.min_gap_ns, d1, sizeof(d1)));
 	fputc('\n', f);
 	fprintf(f, "  GPU efficiency  %6.1f %% -> %6.1f %%   (%+.1f points)\n", 100 * eb, 100 * ea,
@@ -460,9 +462,9 @@ static void diff_text(FILE *f, const struct an_result *b, const struct an_result
 					fprintf(f, "    device %u: %.1f %% -> %.1f %%\n",
 						b->devices[i].id,
 						100 * (double)b->devices[i].busy_ns /
-							(double)GT_MAX(b->devices[i].span_ns, 1),
+						    (double)GT_MAX(b->devices[i].span_ns, 1),
 						100 * (double)a->devices[j].busy_ns /
-							(double)GT_MAX(a->devices[j].span_ns, 1));
+						    (double)GT_MAX(a->devices[j].span_ns, 1));
 	fputc('\n', f);
 
 	fprintf(f, "Per gap (a unit transition without a gap counts as 0), in ms\n");
@@ -480,7 +482,8 @@ static void diff_text(FILE *f, const struct an_result *b, const struct an_result
 			continue;
 		if (v->ci_ok)
 			snprintf(ci, sizeof(ci), "[%+.3f, %+.3f]", v->ci_lo / 1e6, v->ci_hi / 1e6);
-		fprintf(f, "  %-10s %8.3f %8.3f %8.3f   %8.3f %8.3f %8.3f   %+9.3f  %-21s %-8s %s\n",
+		fprintf(f,
+			"  %-10s %8.3f %8.3f %8.3f   %8.3f %8.3f %8.3f   %+9.3f  %-21s %-8s %s\n",
 			diff__value_name(k), v->before.median / 1e6, v->before.p90 / 1e6,
 			v->before.p99 / 1e6, v->after.median / 1e6, v->after.p90 / 1e6,
 			v->after.p99 / 1e6, v->d_mean / 1e6, ci, pval(v->p_adj, p1, sizeof(p1)),
@@ -496,25 +499,28 @@ static void diff_text(FILE *f, const struct an_result *b, const struct an_result
 
 			if (!v->significant)
 				continue;
-			fprintf(f, "%s %s %s per gap (p = %s)", first ? "" : ";", diff__value_name(k),
-				sdur(v->d_mean, d1, sizeof(d1)), pval(v->p_adj, p1, sizeof(p1)));
+			fprintf(f, "%s %s %s per gap (p = %s)", first ? "" : ";",
+				diff__value_name(k), sdur(v->d_mean, d1, sizeof(d1)),
+				pval(v->p_adj, p1, sizeof(p1)));
 			first = 0;
 		}
 		fputc('\n', f);
 	} else {
 		fprintf(f, "No significant change.\n");
 	}
-	fprintf(f, "  (significant: Mann-Whitney p < %g after Holm's adjustment for the %zu values "
-		   "tested, bootstrap %.0f%% interval of the mean change excluding 0, and "
-		   "|change| >= max(%s, %.0f%% of before))\n",
+	fprintf(f,
+		"  (significant: Mann-Whitney p < %g after Holm's adjustment for the %zu values "
+		"tested, bootstrap %.0f%% interval of the mean change excluding 0, and "
+		"|change| >= max(%s, %.0f%% of before))\n",
 		d->rule.alpha, d->ntests, 100 * CI_LEVEL,
 		gt_fmt_dur(d->rule.min_effect_ns, d1, sizeof(d1)), 100 * d->rule.min_effect_frac);
 
 	if (d->npairs) {
 		const struct df_value *t = &d->val[DF_TOTAL];
 
-		fprintf(f, "\nPaired by unit (%zu transitions in both): median change %s per "
-			   "transition, Wilcoxon signed-rank p = %s\n",
+		fprintf(f,
+			"\nPaired by unit (%zu transitions in both): median change %s per "
+			"transition, Wilcoxon signed-rank p = %s\n",
 			d->npairs, sdur(t->pair_d_median, d1, sizeof(d1)),
 			pval(t->wx.p, p1, sizeof(p1)));
 		fprintf(f, "  %-14s %12s %12s %12s   %s\n", "units", "before", "after", "change",
@@ -764,46 +770,47 @@ static void diff_json(FILE *f, const struct an_result *b, const struct an_result
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: gaptrace diff BEFORE AFTER [options]\n"
-		"\n"
-		"Compares two captures of the same program, taken before and after a change,\n"
-		"and says whether the GPU's idle gaps shrank, in which category, and whether\n"
-		"that is more than run-to-run noise.\n"
-		"\n"
-		"Each gap is one observation of its category times (a unit-to-unit transition\n"
-		"without any gap counts as a gap of 0, so a removed gap is not a lost data\n"
-		"point).  Per category it prints the median, p90 and p99 per gap, the change of\n"
-		"the mean with a 99%% bootstrap interval, and a two-sided Mann-Whitney U p-value\n"
-		"(exact for up to %d observations), Holm-adjusted for the number of categories\n"
-		"tested.  A change is SIGNIFICANT only when that p < alpha, the interval\n"
-		"excludes 0 and the change is at least --min-effect and 10%% of the before\n"
-		"mean: a one-off fluctuation is not a win.  Inter-unit gaps are also\n"
-		"paired by unit id (Wilcoxon signed-rank), and the stacks whose attributed gap\n"
-		"time moved most are listed.  Record the same workload (same units, at least\n"
-		"8 of them: with fewer gaps no change can reach p < 0.01 after the adjustment)\n"
-		"twice for the comparison to mean something.\n"
-		"\n"
-		"Options:\n"
-		"  -f, --format text|json  output format (default text; json follows schema\n"
-		"                          gaptrace.diff/1, see docs/report-schema.md)\n"
-		"      --flame svg         instead, a differential flame graph: AFTER's gap-time\n"
-		"                          stacks, red where they grew, blue where they shrank\n"
-		"  -o, --output FILE       write to FILE instead of stdout\n"
-		"  -n, --top N             transitions and stacks listed (default 10)\n"
-		"  -a, --alpha P           p-value threshold (default 0.01)\n"
-		"  -e, --min-effect DUR    smallest mean change per gap that matters\n"
-		"                          (default 500us)\n"
-		"  -m, --min-gap DUR       shortest idle time that is a gap (default 1ms)\n"
-		"  -u, --unit SPEC         work units for both captures (see report --help)\n"
-		"  -h, --help              this help\n"
-		"\n"
-		"Example:\n"
-		"  gaptrace diff before.gtcap after.gtcap\n"
-		"  gaptrace diff before.gtcap after.gtcap --flame svg -o change.svg\n"
-		"\n"
-		"Exit codes: 0 ok (whatever the verdict), 1 a capture cannot be read, 2 bad usage.\n",
-		ST_EXACT_MAX);
+	fprintf(
+	    f,
+	    "Usage: gaptrace diff BEFORE AFTER [options]\n"
+	    "\n"
+	    "Compares two captures of the same program, taken before and after a change,\n"
+	    "and says whether the GPU's idle gaps shrank, in which category, and whether\n"
+	    "that is more than run-to-run noise.\n"
+	    "\n"
+	    "Each gap is one observation of its category times (a unit-to-unit transition\n"
+	    "without any gap counts as a gap of 0, so a removed gap is not a lost data\n"
+	    "point).  Per category it prints the median, p90 and p99 per gap, the change of\n"
+	    "the mean with a 99%% bootstrap interval, and a two-sided Mann-Whitney U p-value\n"
+	    "(exact for up to %d observations), Holm-adjusted for the number of categories\n"
+	    "tested.  A change is SIGNIFICANT only when that p < alpha, the interval\n"
+	    "excludes 0 and the change is at least --min-effect and 10%% of the before\n"
+	    "mean: a one-off fluctuation is not a win.  Inter-unit gaps are also\n"
+	    "paired by unit id (Wilcoxon signed-rank), and the stacks whose attributed gap\n"
+	    "time moved most are listed.  Record the same workload (same units, at least\n"
+	    "8 of them: with fewer gaps no change can reach p < 0.01 after the adjustment)\n"
+	    "twice for the comparison to mean something.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -f, --format text|json  output format (default text; json follows schema\n"
+	    "                          gaptrace.diff/1, see docs/report-schema.md)\n"
+	    "      --flame svg         instead, a differential flame graph: AFTER's gap-time\n"
+	    "                          stacks, red where they grew, blue where they shrank\n"
+	    "  -o, --output FILE       write to FILE instead of stdout\n"
+	    "  -n, --top N             transitions and stacks listed (default 10)\n"
+	    "  -a, --alpha P           p-value threshold (default 0.01)\n"
+	    "  -e, --min-effect DUR    smallest mean change per gap that matters\n"
+	    "                          (default 500us)\n"
+	    "  -m, --min-gap DUR       shortest idle time that is a gap (default 1ms)\n"
+	    "  -u, --unit SPEC         work units for both captures (see report --help)\n"
+	    "  -h, --help              this help\n"
+	    "\n"
+	    "Example:\n"
+	    "  gaptrace diff before.gtcap after.gtcap\n"
+	    "  gaptrace diff before.gtcap after.gtcap --flame svg -o change.svg\n"
+	    "\n"
+	    "Exit codes: 0 ok (whatever the verdict), 1 a capture cannot be read, 2 bad usage.\n",
+	    ST_EXACT_MAX);
 }
 
 /*
@@ -814,7 +821,7 @@ static void usage(FILE *f)
 static int diff_flame(FILE *out, const struct an_result *b, const struct an_result *a,
 		      struct capture *cb, struct capture *ca)
 {
-	struct flame_svg_opts so = { .differential = true, .width_side = FLAME_AFTER };
+	struct flame_svg_opts so = {.differential = true, .width_side = FLAME_AFTER};
 	struct flame_filter fb, fa;
 	struct flame *fl = flame__new();
 	char sub[512];
@@ -841,19 +848,19 @@ static int diff_flame(FILE *out, const struct an_result *b, const struct an_resu
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "flame", required_argument, NULL, 'F' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "alpha", required_argument, NULL, 'a' },
-		{ "min-effect", required_argument, NULL, 'e' },
-		{ "min-gap", required_argument, NULL, 'm' },
-		{ "unit", required_argument, NULL, 'u' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
+	    {"format", required_argument, NULL, 'f'},
+	    {"flame", required_argument, NULL, 'F'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"top", required_argument, NULL, 'n'},
+	    {"alpha", required_argument, NULL, 'a'},
+	    {"min-effect", required_argument, NULL, 'e'},
+	    {"min-gap", required_argument, NULL, 'm'},
+	    {"unit", required_argument, NULL, 'u'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
-	struct diff_opts o = { .format = "text", .top = 10 };
+	struct diff_opts o = {.format = "text", .top = 10};
 	struct capture *cb = NULL, *ca = NULL;
 	struct an_result *rb = NULL, *ra = NULL;
 	struct df_result *d = NULL;
@@ -914,8 +921,9 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case 'u':
 			if (report__parse_unit(optarg, &o.an)) {
-				gt_err("bad --unit '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR",
-				       optarg);
+				gt_err(
+				    "bad --unit '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR",
+				    optarg);
 				return GT_EXIT_USAGE;
 			}
 			break;

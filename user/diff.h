@@ -15,7 +15,7 @@
 
 /* Values compared per observation: each category, then the whole gap. */
 #define DF_TOTAL GT_CAT_MAX
-#define DF_NVAL (GT_CAT_MAX + 1)
+#define DF_NVAL	 (GT_CAT_MAX + 1)
 
 struct df_rule {
 	double alpha;		/* p below this (default 0.01) */
@@ -35,7 +35,7 @@ struct df_side {
 		int64_t ub, ua;
 		double v[DF_NVAL];
 		size_t ngaps;
-	} *trans;
+	} * trans;
 	size_t ntrans;
 };
 

@@ -25,7 +25,7 @@ static int nfail, nwarn;
 
 static void check(enum verdict v, const char *what, const char *detail, const char *fix)
 {
-	static const char *const tags[] = { "[ ok ]", "[warn]", "[FAIL]" };
+	static const char *const tags[] = {"[ ok ]", "[warn]", "[FAIL]"};
 
 	printf("%s %-22s %s\n", tags[v], what, detail);
 	if (v != OK && fix)
@@ -51,10 +51,10 @@ static bool kallsyms_readable(void)
 static bool can_sample(void)
 {
 	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.sample_period = 1000000,
+	    .type = PERF_TYPE_SOFTWARE,
+	    .size = sizeof(attr),
+	    .config = PERF_COUNT_SW_CPU_CLOCK,
+	    .sample_period = 1000000,
 	};
 	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -110,7 +110,8 @@ int cmd_doctor(int argc, char **argv)
 	struct utsname u;
 	bool priv, tracefs;
 
-	for (; argc > 1 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--verbose")); argc--, argv++)
+	for (; argc > 1 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--verbose"));
+	     argc--, argv++)
 		gt_verbose++;
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		usage(stdout);
@@ -131,10 +132,11 @@ int cmd_doctor(int argc, char **argv)
 		   : "not root and missing CAP_BPF/CAP_PERFMON",
 	      "run as root (sudo gaptrace ...)");
 
-	check(gt_have_vmlinux_btf() ? OK : FAIL, "kernel BTF",
-	      gt_have_vmlinux_btf() ? "/sys/kernel/btf/vmlinux present"
-				    : "/sys/kernel/btf/vmlinux missing",
-	      "use a kernel built with CONFIG_DEBUG_INFO_BTF=y (all major distributions since 2020)");
+	check(
+	    gt_have_vmlinux_btf() ? OK : FAIL, "kernel BTF",
+	    gt_have_vmlinux_btf() ? "/sys/kernel/btf/vmlinux present"
+				  : "/sys/kernel/btf/vmlinux missing",
+	    "use a kernel built with CONFIG_DEBUG_INFO_BTF=y (all major distributions since 2020)");
 
 	if (priv) {
 		bool btf = gt_probe_tp_btf("sched_switch");
@@ -144,11 +146,11 @@ int cmd_doctor(int argc, char **argv)
 			  : "tp_btf refused: falling back to raw_tp (works, slightly slower)",
 		      "none needed; a kernel >= 5.5 with BTF enables tp_btf");
 		check(gt_probe_ringbuf() ? OK : FAIL, "BPF ring buffer",
-		      gt_probe_ringbuf() ? "available" : "not available",
-		      "needs Linux >= 5.8");
+		      gt_probe_ringbuf() ? "available" : "not available", "needs Linux >= 5.8");
 		check(can_sample() ? OK : WARN, "CPU sampling",
-		      can_sample() ? "cpu-clock perf events open"
-				   : "cannot open cpu-clock perf events: on-CPU time will not be split",
+		      can_sample()
+			  ? "cpu-clock perf events open"
+			  : "cannot open cpu-clock perf events: on-CPU time will not be split",
 		      "check /proc/sys/kernel/perf_event_paranoid and seccomp/container limits");
 		if (try_load(msg, sizeof(msg)) == 0)
 			check(OK, "BPF programs", msg, NULL);
@@ -167,8 +169,9 @@ int cmd_doctor(int argc, char **argv)
 		      "'gaptrace record' mounts tracefs itself; or: mount -t tracefs tracefs "
 		      "/sys/kernel/tracing");
 	check(OK, "tracefs",
-	      tracefs ? "mounted" : "not mounted (not needed: gaptrace uses tp_btf/raw_tp and "
-				    "PMU uprobes)",
+	      tracefs ? "mounted"
+		      : "not mounted (not needed: gaptrace uses tp_btf/raw_tp and "
+			"PMU uprobes)",
 	      NULL);
 	check(kallsyms_readable() ? OK : WARN, "kernel symbols",
 	      kallsyms_readable() ? "/proc/kallsyms shows addresses"

@@ -87,7 +87,7 @@ static int collect_sym(const struct capture_symbol *s, void *ctx)
 /* " ustack_frames=leaf;...;root" (dwarf: "ustack_dwarf="), "?" for unresolved frames. */
 static void print_frames(const struct dump_ctx *d, const char *what, int32_t id)
 {
-	struct dump_stack key = { .id = id }, *st;
+	struct dump_stack key = {.id = id}, *st;
 
 	if (!d->frames || id < 0)
 		return;
@@ -96,7 +96,7 @@ static void print_frames(const struct dump_ctx *d, const char *what, int32_t id)
 		return;
 	printf(" %s_%s=", what, (st->flags & GT_STACK_DWARF) ? "dwarf" : "frames");
 	for (uint16_t i = 0; i < st->nr; i++) {
-		struct dump_sym skey = { .ip = st->ips[i], .pid = st->pid }, *sy;
+		struct dump_sym skey = {.ip = st->ips[i], .pid = st->pid}, *sy;
 
 		sy = bsearch(&skey, d->syms, d->nsyms, sizeof(*d->syms), sym_cmp);
 		printf("%s%s", i ? ";" : "", sy && sy->name[0] ? sy->name : "?");
@@ -119,12 +119,13 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 
 		if (size < sizeof(*o) || (d->tid >= 0 && o->tid != d->tid))
 			break;
-		printf("%12.3f offcpu  tid %u off %.3f wake %.3f on %.3f state %#x flags %#x sys %d "
-		       "args %#llx %#llx %#llx waker %u ustack %d kstack %d",
-		       rel(d, h->ts_ns), o->tid, rel(d, o->off_ns), rel(d, o->wake_ns),
-		       rel(d, o->on_ns), o->state, o->flags, o->syscall_nr,
-		       (unsigned long long)o->args[0], (unsigned long long)o->args[1],
-		       (unsigned long long)o->args[2], o->waker_tid, o->ustack_id, o->kstack_id);
+		printf(
+		    "%12.3f offcpu  tid %u off %.3f wake %.3f on %.3f state %#x flags %#x sys %d "
+		    "args %#llx %#llx %#llx waker %u ustack %d kstack %d",
+		    rel(d, h->ts_ns), o->tid, rel(d, o->off_ns), rel(d, o->wake_ns),
+		    rel(d, o->on_ns), o->state, o->flags, o->syscall_nr,
+		    (unsigned long long)o->args[0], (unsigned long long)o->args[1],
+		    (unsigned long long)o->args[2], o->waker_tid, o->ustack_id, o->kstack_id);
 		print_frames(d, "ustack", o->ustack_id);
 		print_frames(d, "kstack", o->kstack_id);
 		putchar('\n');
@@ -174,11 +175,12 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 		const struct gt_gpu_op *g = rec;
 
 		if (size >= sizeof(*g) && d->tid < 0)
-			printf("%12.3f gpu_op  kind %u dev %u stream %u op %llu start %.3f end %.3f "
-			       "tid %u\n",
-			       rel(d, h->ts_ns), g->rec.kind, g->rec.device, g->rec.stream,
-			       (unsigned long long)g->rec.op_id, rel(d, g->rec.start_ns),
-			       rel(d, g->rec.end_ns), g->rec.tid);
+			printf(
+			    "%12.3f gpu_op  kind %u dev %u stream %u op %llu start %.3f end %.3f "
+			    "tid %u\n",
+			    rel(d, h->ts_ns), g->rec.kind, g->rec.device, g->rec.stream,
+			    (unsigned long long)g->rec.op_id, rel(d, g->rec.start_ns),
+			    rel(d, g->rec.end_ns), g->rec.tid);
 		break;
 	}
 	case GT_REC_TASK: {
@@ -188,8 +190,8 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 		if (size < sizeof(*t) || (d->tid >= 0 && t->tid != d->tid))
 			break;
 		memcpy(comm, t->comm, GT_COMM_LEN);
-		printf("%12.3f task    tid %u pid %u event %u parent %u comm %s\n", rel(d, h->ts_ns),
-		       t->tid, t->pid, t->event, t->parent_tid, comm);
+		printf("%12.3f task    tid %u pid %u event %u parent %u comm %s\n",
+		       rel(d, h->ts_ns), t->tid, t->pid, t->event, t->parent_tid, comm);
 		break;
 	}
 	case GT_REC_LOSS: {
@@ -211,7 +213,7 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 
 int cmd_dump(int argc, char **argv)
 {
-	struct dump_ctx d = { .tid = -1 };
+	struct dump_ctx d = {.tid = -1};
 	struct capture_block b;
 	struct capture *c;
 	char err[512];
@@ -228,10 +230,11 @@ int cmd_dump(int argc, char **argv)
 			d.tid = strtol(optarg, NULL, 10);
 			break;
 		case 'h':
-			printf("Usage: gaptrace dump FILE [-t TID] [-s]\n\nPrints every record, one "
-			       "per line, times in ms from the capture start.  -s adds the\n"
-			       "function names of each stack, leaf first (ustack_dwarf= for stacks\n"
-			       "unwound from --stacks dwarf snapshots).\n");
+			printf(
+			    "Usage: gaptrace dump FILE [-t TID] [-s]\n\nPrints every record, one "
+			    "per line, times in ms from the capture start.  -s adds the\n"
+			    "function names of each stack, leaf first (ustack_dwarf= for stacks\n"
+			    "unwound from --stacks dwarf snapshots).\n");
 			return GT_EXIT_OK;
 		default:
 			return GT_EXIT_USAGE;

@@ -67,8 +67,14 @@ static struct ev *push(struct xb *x, uint8_t kind, uint64_t qts, uint64_t qdur, 
 
 	gt_grow((void **)&x->ev, &x->cap, x->n, sizeof(*x->ev));
 	e = &x->ev[x->n++];
-	*e = (struct ev){ .ts = qts, .dur = qdur, .pid = pid, .tid = tid, .a = a, .b = b,
-			  .depth = depth, .kind = kind };
+	*e = (struct ev){.ts = qts,
+			 .dur = qdur,
+			 .pid = pid,
+			 .tid = tid,
+			 .a = a,
+			 .b = b,
+			 .depth = depth,
+			 .kind = kind};
 	return e;
 }
 
@@ -221,9 +227,9 @@ static void gpu_events(struct xb *x, struct lane **lanes, size_t *nlanes)
 		if (!ln) {
 			gt_grow((void **)lanes, &cap, *nlanes, sizeof(**lanes));
 			ln = &(*lanes)[(*nlanes)++];
-			*ln = (struct lane){ o->device, o->stream, nlane,
-					     export__gpu_pid(o->device) + EXPORT_TID_STREAM + ntrack,
-					     0 };
+			*ln = (struct lane){o->device, o->stream, nlane,
+					    export__gpu_pid(o->device) + EXPORT_TID_STREAM + ntrack,
+					    0};
 		}
 		ln->end = e;
 		push(x, EV_OP, s, e - s, export__gpu_pid(o->device), ln->tid, (uint32_t)i, 0, 0);
@@ -249,8 +255,8 @@ static void gap_events(struct xb *x)
 
 		slice(x, EV_GAP, g->start_ns, g->end_ns, pid, tid, (uint32_t)i, 0, 0);
 		for (size_t h = 0; h < g->nchain; h++)
-			slice(x, EV_HOP, g->chain[h].from_ns, g->chain[h].to_ns, pid, tid, (uint32_t)i,
-			      (uint32_t)h, (uint16_t)(1 + g->chain[h].depth));
+			slice(x, EV_HOP, g->chain[h].from_ns, g->chain[h].to_ns, pid, tid,
+			      (uint32_t)i, (uint32_t)h, (uint16_t)(1 + g->chain[h].depth));
 		if (g->launch_ns > g->start_ns && g->launch_ns < g->end_ns)
 			slice(x, EV_LAUNCH, g->launch_ns, g->end_ns, pid, tid, (uint32_t)i, 0, 1);
 	}
@@ -277,8 +283,7 @@ static void unit_events(struct xb *x)
 	}
 	for (size_t i = 0; i < tl->nlosses; i++)
 		slice(x, EV_LOSS, tl->losses[i].from, tl->losses[i].to, EXPORT_PID_GAPTRACE,
-		      EXPORT_PID_GAPTRACE + EXPORT_TID_LOSSES,
-		      (uint32_t)i, 0, 0);
+		      EXPORT_PID_GAPTRACE + EXPORT_TID_LOSSES, (uint32_t)i, 0, 0);
 }
 
 static int cmp_ev(const void *a, const void *b)
@@ -379,7 +384,8 @@ static void span_name(const struct tl_span *s, char *buf, size_t len)
 			snprintf(buf, len, "blocked: syscall %d (%s)", s->syscall,
 				 s->cat >= 0 ? gt_cat_names[s->cat] : "?");
 		else
-			snprintf(buf, len, "blocked (%s)", s->cat >= 0 ? gt_cat_names[s->cat] : "?");
+			snprintf(buf, len, "blocked (%s)",
+				 s->cat >= 0 ? gt_cat_names[s->cat] : "?");
 		break;
 	case TL_PREEMPTED:
 		snprintf(buf, len, "runnable (preempted)");
@@ -544,8 +550,7 @@ static void write_event(struct json *j, const struct xb *x, const struct ev *e)
 	json_obj_end(j);
 }
 
-static void write_meta(struct json *j, const struct xb *x, const struct lane *lanes,
-		       size_t nlanes)
+static void write_meta(struct json *j, const struct xb *x, const struct lane *lanes, size_t nlanes)
 {
 	const struct an_result *r = x->r;
 	const struct timeline *tl = x->tl;
@@ -575,7 +580,8 @@ static void write_meta(struct json *j, const struct xb *x, const struct lane *la
 		snprintf(name, sizeof(name), "GPU %u", r->devices[d].id);
 		meta(j, "process_name", pid, 0, "name", name, 0);
 		meta(j, "process_sort_index", pid, 0, "sort_index", NULL, -100 + (long)d);
-		meta(j, "thread_name", pid, pid + EXPORT_TID_GAPS, "name", "idle gaps (explained)", 0);
+		meta(j, "thread_name", pid, pid + EXPORT_TID_GAPS, "name", "idle gaps (explained)",
+		     0);
 		meta(j, "thread_sort_index", pid, pid + EXPORT_TID_GAPS, "sort_index", NULL, 0);
 	}
 	for (size_t i = 0; i < nlanes; i++) {
@@ -594,8 +600,9 @@ static void write_meta(struct json *j, const struct xb *x, const struct lane *la
 	for (uint32_t lane = 0; lane < x->unit_lanes; lane++) {
 		if (lane)
 			snprintf(name, sizeof(name), "work units #%u", lane + 1);
-		meta(j, "thread_name", EXPORT_PID_GAPTRACE, EXPORT_PID_GAPTRACE + EXPORT_TID_UNITS + lane,
-		     "name", lane ? name : "work units", 0);
+		meta(j, "thread_name", EXPORT_PID_GAPTRACE,
+		     EXPORT_PID_GAPTRACE + EXPORT_TID_UNITS + lane, "name",
+		     lane ? name : "work units", 0);
 	}
 	if (tl->nlosses)
 		meta(j, "thread_name", EXPORT_PID_GAPTRACE, EXPORT_PID_GAPTRACE + EXPORT_TID_LOSSES,
@@ -622,7 +629,7 @@ static uint64_t base_of(const struct an_result *r, const struct timeline *tl)
 int export__chrome_json(FILE *f, const struct an_result *r)
 {
 	struct timeline *tl = timeline__new(r);
-	struct xb x = { .r = r, .tl = tl };
+	struct xb x = {.r = r, .tl = tl};
 	struct lane *lanes = NULL;
 	size_t nlanes = 0;
 	struct json j;
@@ -672,33 +679,32 @@ int export__chrome_json(FILE *f, const struct an_result *r)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: gaptrace export FILE [--format perfetto] [-o OUT]\n"
-		"\n"
-		"Writes the capture as a timeline to look at, in the Chrome JSON trace format\n"
-		"that the Perfetto UI opens (Open trace file) and speedscope imports:\n"
-		"  - one track per traced thread: running, runnable (woken or preempted) and\n"
-		"    blocked slices, each blocked one named by its syscall and category\n"
-		"    (\"blocked: futex (lock)\"), with probed calls (malloc_trim, CUDA API)\n"
-		"    above the states they contain\n"
-		"  - per GPU: one track per stream with kernels and copies, and an \"idle\n"
-		"    gaps\" track whose slices carry each gap's breakdown and critical path\n"
-		"  - work units and lost-event windows\n"
-		"  - flows (arrows) from a waker to the thread it woke, and from each launch\n"
-		"    call to its kernel\n"
-		"Times are CLOCK_MONOTONIC, shifted so the trace starts near 0 (otherData\n"
-		"base_mono_ns holds the shift), in steps of 125 ns.\n"
-		"\n"
-		"Options:\n"
-		"  -f, --format perfetto  the only format (Chrome JSON trace events)\n"
-		"  -o, --output OUT       where to write (default: FILE without .gtcap, plus\n"
-		"                         .trace.json; '-' for stdout)\n"
-		"  -m, --min-gap DUR      shortest idle time that is a gap (default 1ms)\n"
-		"  -u, --unit SPEC        work units (see report --help)\n"
-		"  -h, --help             this help\n"
-		"\n"
-		"Memory grows with the capture (every thread state is kept), unlike report.\n"
-		"Exit codes: 0 ok, 1 the capture cannot be read or OUT written, 2 bad usage.\n");
+	fprintf(f, "Usage: gaptrace export FILE [--format perfetto] [-o OUT]\n"
+		   "\n"
+		   "Writes the capture as a timeline to look at, in the Chrome JSON trace format\n"
+		   "that the Perfetto UI opens (Open trace file) and speedscope imports:\n"
+		   "  - one track per traced thread: running, runnable (woken or preempted) and\n"
+		   "    blocked slices, each blocked one named by its syscall and category\n"
+		   "    (\"blocked: futex (lock)\"), with probed calls (malloc_trim, CUDA API)\n"
+		   "    above the states they contain\n"
+		   "  - per GPU: one track per stream with kernels and copies, and an \"idle\n"
+		   "    gaps\" track whose slices carry each gap's breakdown and critical path\n"
+		   "  - work units and lost-event windows\n"
+		   "  - flows (arrows) from a waker to the thread it woke, and from each launch\n"
+		   "    call to its kernel\n"
+		   "Times are CLOCK_MONOTONIC, shifted so the trace starts near 0 (otherData\n"
+		   "base_mono_ns holds the shift), in steps of 125 ns.\n"
+		   "\n"
+		   "Options:\n"
+		   "  -f, --format perfetto  the only format (Chrome JSON trace events)\n"
+		   "  -o, --output OUT       where to write (default: FILE without .gtcap, plus\n"
+		   "                         .trace.json; '-' for stdout)\n"
+		   "  -m, --min-gap DUR      shortest idle time that is a gap (default 1ms)\n"
+		   "  -u, --unit SPEC        work units (see report --help)\n"
+		   "  -h, --help             this help\n"
+		   "\n"
+		   "Memory grows with the capture (every thread state is kept), unlike report.\n"
+		   "Exit codes: 0 ok, 1 the capture cannot be read or OUT written, 2 bad usage.\n");
 }
 
 static char *default_out(const char *path)
@@ -716,10 +722,13 @@ static char *default_out(const char *path)
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
-		{ "min-gap", required_argument, NULL, 'm' }, { "unit", required_argument, NULL, 'u' },
-		{ "verbose", no_argument, NULL, 'v' },	    { "help", no_argument, NULL, 'h' },
-		{},
+	    {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"min-gap", required_argument, NULL, 'm'},
+	    {"unit", required_argument, NULL, 'u'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
 	struct an_opts an;
 	struct capture *cap = NULL;
@@ -752,8 +761,9 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'u':
 			if (report__parse_unit(optarg, &an)) {
-				gt_err("bad --unit '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR",
-				       optarg);
+				gt_err(
+				    "bad --unit '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR",
+				    optarg);
 				return GT_EXIT_USAGE;
 			}
 			break;

@@ -16,12 +16,12 @@ struct an_result;
  * (2^22), each tid unique across the trace: Perfetto takes a tid seen under
  * two pids for a recycled thread.
  */
-#define EXPORT_PID_GPU 0x40000000u	    /* + (device << 16): "GPU N" */
-#define EXPORT_TID_GAPS 1		    /* + its pid: the device's idle gaps */
-#define EXPORT_TID_STREAM 0x100		    /* + its pid + n: one per stream (lane) */
-#define EXPORT_PID_GAPTRACE 0x3fff0000u	    /* work units and lost events */
-#define EXPORT_TID_UNITS 1		    /* + its pid + lane */
-#define EXPORT_TID_LOSSES 0xff		    /* + its pid */
+#define EXPORT_PID_GPU	    0x40000000u /* + (device << 16): "GPU N" */
+#define EXPORT_TID_GAPS	    1		/* + its pid: the device's idle gaps */
+#define EXPORT_TID_STREAM   0x100	/* + its pid + n: one per stream (lane) */
+#define EXPORT_PID_GAPTRACE 0x3fff0000u /* work units and lost events */
+#define EXPORT_TID_UNITS    1		/* + its pid + lane */
+#define EXPORT_TID_LOSSES   0xff	/* + its pid */
 
 static inline uint32_t export__gpu_pid(uint32_t device)
 {

@@ -20,24 +20,24 @@
 
 /* Tableau 10: distinct for the common colour-vision deficiencies, calm on white. */
 const char *const gt_cat_color[GT_CAT_MAX] = {
-	[GT_CAT_SCHED] = "#e15759",   /* red */
-	[GT_CAT_LOCK] = "#f28e2b",    /* orange */
-	[GT_CAT_ALLOC] = "#edc948",   /* yellow */
-	[GT_CAT_WAIT] = "#76b7b2",    /* teal */
-	[GT_CAT_IO] = "#4e79a7",      /* blue */
-	[GT_CAT_SLEEP] = "#9c755f",   /* brown */
-	[GT_CAT_CUDA] = "#59a14f",    /* green */
-	[GT_CAT_CPU] = "#b07aa1",     /* purple */
-	[GT_CAT_UNKNOWN] = "#bab0ac", /* grey */
+    [GT_CAT_SCHED] = "#e15759",	  /* red */
+    [GT_CAT_LOCK] = "#f28e2b",	  /* orange */
+    [GT_CAT_ALLOC] = "#edc948",	  /* yellow */
+    [GT_CAT_WAIT] = "#76b7b2",	  /* teal */
+    [GT_CAT_IO] = "#4e79a7",	  /* blue */
+    [GT_CAT_SLEEP] = "#9c755f",	  /* brown */
+    [GT_CAT_CUDA] = "#59a14f",	  /* green */
+    [GT_CAT_CPU] = "#b07aa1",	  /* purple */
+    [GT_CAT_UNKNOWN] = "#bab0ac", /* grey */
 };
 
 const unsigned char gt_cat_ansi[GT_CAT_MAX] = {
-	[GT_CAT_SCHED] = 167, [GT_CAT_LOCK] = 208, [GT_CAT_ALLOC] = 221,
-	[GT_CAT_WAIT] = 109,  [GT_CAT_IO] = 67,	   [GT_CAT_SLEEP] = 137,
-	[GT_CAT_CUDA] = 71,   [GT_CAT_CPU] = 139,  [GT_CAT_UNKNOWN] = 248,
+    [GT_CAT_SCHED] = 167, [GT_CAT_LOCK] = 208, [GT_CAT_ALLOC] = 221,
+    [GT_CAT_WAIT] = 109,  [GT_CAT_IO] = 67,    [GT_CAT_SLEEP] = 137,
+    [GT_CAT_CUDA] = 71,	  [GT_CAT_CPU] = 139,  [GT_CAT_UNKNOWN] = 248,
 };
 
-#define NONE UINT32_MAX
+#define NONE	     UINT32_MAX
 #define MAX_MAPPINGS 65536
 
 /* ---- u64 -> u32 open-addressing map ---- */
@@ -404,8 +404,8 @@ static void add_path(struct flame *fl, const uint32_t *path, size_t n, int cat, 
 	fl->nodes[cur].self[side] += ns;
 }
 
-void flame__add_stack(struct flame *fl, const char *const *frames, size_t n, int cat,
-		      uint64_t ns, enum flame_side side)
+void flame__add_stack(struct flame *fl, const char *const *frames, size_t n, int cat, uint64_t ns,
+		      enum flame_side side)
 {
 	uint32_t path[FLAME_MAX_DEPTH];
 
@@ -536,8 +536,8 @@ static uint32_t frame_name(struct flame *fl, const char *name, const char *modul
 /* gaptrace's own BPF programs, on top of every stack taken at sched_switch. */
 static bool tracer_frame(const char *name)
 {
-	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
-						"__traceiter_", "bpf_get_stack" };
+	static const char *const prefixes[] = {"bpf_prog_", "bpf_trace_run", "__bpf_trace_",
+					       "__traceiter_", "bpf_get_stack"};
 
 	for (size_t i = 0; i < GT_ARRAY_SIZE(prefixes); i++)
 		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
@@ -562,7 +562,7 @@ static const struct stack_frames *stack_frames(struct flame *fl, const struct an
 {
 	uint64_t key = (uint64_t)(uint32_t)id | (kernel ? 1ULL << 32 : 0);
 	uint32_t idx = map_get(&fl->stack_idx, key);
-	struct resolve_ctx rc = { .fl = fl, .kernel = kernel };
+	struct resolve_ctx rc = {.fl = fl, .kernel = kernel};
 	struct stack_frames *s;
 
 	if (idx != NONE)
@@ -606,21 +606,21 @@ static uint32_t thread_frame(struct flame *fl, const struct an_result *r, uint32
 static uint32_t kind_frame(struct flame *fl, const struct an_result *r, const struct an_piece *p)
 {
 	static const char *const names[] = {
-		[GT_PIECE_BLOCKED] = "[blocked]",
-		[GT_PIECE_RUNQUEUE] = "[run queue]",
-		[GT_PIECE_PREEMPTED] = "[preempted]",
-		[GT_PIECE_SAMPLE] = "[on CPU]",
-		[GT_PIECE_CALL] = "[call]",
-		[GT_PIECE_LAUNCH] = "[launch latency]",
-		[GT_PIECE_LOST] = "[lost events]",
-		[GT_PIECE_UNTRACED] = "[untraced thread]",
-		[GT_PIECE_ONCPU] = "[on CPU, not sampled]",
+	    [GT_PIECE_BLOCKED] = "[blocked]",
+	    [GT_PIECE_RUNQUEUE] = "[run queue]",
+	    [GT_PIECE_PREEMPTED] = "[preempted]",
+	    [GT_PIECE_SAMPLE] = "[on CPU]",
+	    [GT_PIECE_CALL] = "[call]",
+	    [GT_PIECE_LAUNCH] = "[launch latency]",
+	    [GT_PIECE_LOST] = "[lost events]",
+	    [GT_PIECE_UNTRACED] = "[untraced thread]",
+	    [GT_PIECE_ONCPU] = "[on CPU, not sampled]",
 	};
 	char buf[160];
 
 	if (p->kind == GT_PIECE_CALL) {
-		const char *fn = p->func_id == UINT32_MAX ? NULL
-							  : an_result__probe_name(r, p->func_id);
+		const char *fn =
+		    p->func_id == UINT32_MAX ? NULL : an_result__probe_name(r, p->func_id);
 
 		if (p->func_id == UINT32_MAX)
 			snprintf(buf, sizeof(buf), "[CUDA API]");
@@ -797,7 +797,7 @@ static int write_folded(const struct flame *fl, FILE *out, bool both)
 		}
 		t[len] = '\0';
 		gt_grow((void **)&lines, &cap, nlines, sizeof(*lines));
-		lines[nlines++] = (struct line){ t, nd->self[FLAME_AFTER], nd->self[FLAME_BEFORE] };
+		lines[nlines++] = (struct line){t, nd->self[FLAME_AFTER], nd->self[FLAME_BEFORE]};
 	}
 	gt_sort(lines, nlines, sizeof(*lines), cmp_line);
 	for (size_t i = 0; i < nlines; i++) {
@@ -855,7 +855,7 @@ size_t flame__top_stacks(const struct flame *fl, int cat, size_t n,
 		if (!nd->self[FLAME_AFTER] || (cat >= 0 && nd->cat != cat))
 			continue;
 		gt_grow((void **)&ents, &cap, nents, sizeof(*ents));
-		ents[nents++] = (struct top_ent){ i, nd->self[FLAME_AFTER] };
+		ents[nents++] = (struct top_ent){i, nd->self[FLAME_AFTER]};
 	}
 	top_fl = fl;
 	gt_sort(ents, nents, sizeof(*ents), cmp_top);
@@ -866,12 +866,12 @@ size_t flame__top_stacks(const struct flame *fl, int cat, size_t n,
 		unsigned char kinds[FLAME_MAX_DEPTH + 1];
 		const struct fnode *nd = &fl->nodes[ents[i].node];
 		size_t k = node_path(fl, ents[i].node, ids);
-		struct flame_stack s = { .cat = nd->cat,
-					 .ns = nd->self[FLAME_AFTER],
-					 .before_ns = nd->self[FLAME_BEFORE],
-					 .frames = frames,
-					 .kinds = kinds,
-					 .nframes = k };
+		struct flame_stack s = {.cat = nd->cat,
+					.ns = nd->self[FLAME_AFTER],
+					.before_ns = nd->self[FLAME_BEFORE],
+					.frames = frames,
+					.kinds = kinds,
+					.nframes = k};
 
 		for (size_t j = 0; j < k; j++) {
 			frames[j] = fl->str[fl->nodes[ids[j]].name];
@@ -960,13 +960,13 @@ static void top_collect_cb(const struct flame_stack *s, void *ctx)
 	size_t n = flame_stack__summary(s, sum, GT_ARRAY_SIZE(sum)), o;
 	char thr[64], buf[FLAME_MAX_NAME + 4], line[1024];
 
-	o = (size_t)snprintf(line, sizeof(line), "%s: ",
-			     flame_stack__thread(s, thr, sizeof(thr)) ?: "?");
+	o = (size_t)snprintf(line, sizeof(line),
+			     "%s: ", flame_stack__thread(s, thr, sizeof(thr)) ?: "?");
 	if (!n)
 		snprintf(line + o, sizeof(line) - o, "(no stack)");
 	for (size_t i = 0; i < n && o < sizeof(line); i++)
-		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s",
-				      i ? " \xe2\x86\x90 " : "", short_frame(sum[i], buf, 60));
+		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s", i ? " \xe2\x86\x90 " : "",
+				      short_frame(sum[i], buf, 60));
 	for (size_t i = 0; i < tp->n; i++) {
 		if (!strcmp(tp->lines[i].text, line)) {
 			tp->lines[i].ns += s->ns;
@@ -974,7 +974,7 @@ static void top_collect_cb(const struct flame_stack *s, void *ctx)
 		}
 	}
 	gt_grow((void **)&tp->lines, &tp->cap, tp->n, sizeof(*tp->lines));
-	tp->lines[tp->n++] = (struct top_line){ gt_xstrdup(line), s->ns };
+	tp->lines[tp->n++] = (struct top_line){gt_xstrdup(line), s->ns};
 }
 
 static int cmp_top_line(const void *x, const void *y)
@@ -995,8 +995,9 @@ void flame__print_top_stacks(FILE *f, const struct an_result *r, size_t per_cat)
 		flame__free(fl);
 		return;
 	}
-	fprintf(f, "\nTop stacks by category (heaviest %zu each; leaf first, share of the "
-		   "category; 'gaptrace flame' draws them all)\n",
+	fprintf(f,
+		"\nTop stacks by category (heaviest %zu each; leaf first, share of the "
+		"category; 'gaptrace flame' draws them all)\n",
 		per_cat);
 	for (int c = 0; c < GT_CAT_MAX; c++) {
 		struct top_print tp = {};
@@ -1056,22 +1057,33 @@ void flame__json_top_stacks(struct json *j, struct flame *scratch, const struct 
 /* ---- SVG ---- */
 
 #define SVG_FRAME_H 16
-#define SVG_FONT 12
-#define SVG_CHAR_W (SVG_FONT * 0.62) /* DejaVu Sans / Verdana average advance */
-#define SVG_PAD 10
-#define SVG_TOP 84
-#define SVG_BOTTOM 34
+#define SVG_FONT    12
+#define SVG_CHAR_W  (SVG_FONT * 0.62) /* DejaVu Sans / Verdana average advance */
+#define SVG_PAD	    10
+#define SVG_TOP	    84
+#define SVG_BOTTOM  34
 
 static void xml_puts(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*s, f);
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			fputc(*s, f);
 		}
 	}
 }
@@ -1110,7 +1122,7 @@ static struct rgb hex_rgb(const char *hex)
 {
 	unsigned v = (unsigned)strtoul(hex + 1, NULL, 16);
 
-	return (struct rgb){ (int)(v >> 16) & 255, (int)(v >> 8) & 255, (int)v & 255 };
+	return (struct rgb){(int)(v >> 16) & 255, (int)(v >> 8) & 255, (int)v & 255};
 }
 
 static int clamp255(double v)
@@ -1127,13 +1139,13 @@ static struct rgb node_fill(const struct flame *fl, const struct fnode *nd,
 		int fade = clamp255(235 * (1 - (t < 0 ? -t : t)));
 
 		if (t > 0)
-			return (struct rgb){ 255, fade, fade };
+			return (struct rgb){255, fade, fade};
 		if (t < 0)
-			return (struct rgb){ fade, fade, 255 };
-		return (struct rgb){ 235, 235, 235 };
+			return (struct rgb){fade, fade, 255};
+		return (struct rgb){235, 235, 235};
 	}
 	if (nd->depth == 0 || nd->cat < 0 || nd->cat >= GT_CAT_MAX)
-		return (struct rgb){ 200, 200, 200 };
+		return (struct rgb){200, 200, 200};
 	{
 		struct rgb c = hex_rgb(gt_cat_color[nd->cat]);
 		const char *name = fl->str[nd->name];
@@ -1144,28 +1156,28 @@ static struct rgb node_fill(const struct flame *fl, const struct fnode *nd,
 		if (nd->kind == FLAME_FRAME_THREAD)
 			v = -0.12;
 		if (v > 0)
-			return (struct rgb){ clamp255(c.r + (255 - c.r) * v),
-					     clamp255(c.g + (255 - c.g) * v),
-					     clamp255(c.b + (255 - c.b) * v) };
-		return (struct rgb){ clamp255(c.r * (1 + v)), clamp255(c.g * (1 + v)),
-				     clamp255(c.b * (1 + v)) };
+			return (struct rgb){clamp255(c.r + (255 - c.r) * v),
+					    clamp255(c.g + (255 - c.g) * v),
+					    clamp255(c.b + (255 - c.b) * v)};
+		return (struct rgb){clamp255(c.r * (1 + v)), clamp255(c.g * (1 + v)),
+				    clamp255(c.b * (1 + v))};
 	}
 }
 
 static const char svg_style[] =
-	"<style>\n"
-	"text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: 12px; fill: #000; }\n"
-	".gtf-title { font-size: 17px; font-weight: bold; }\n"
-	".gtf-sub { font-size: 12px; fill: #555; }\n"
-	".gtf-f { cursor: pointer; }\n"
-	".gtf-f text { pointer-events: none; }\n"
-	".gtf-f:hover rect { stroke: #222; stroke-width: 0.6; }\n"
-	".gtf-anc { opacity: 0.55; }\n"
-	".gtf-hit rect { fill: #e000e0; }\n"
-	".gtf-light text { fill: #fff; }\n"
-	".gtf-btn { cursor: pointer; fill: #1a5fb4; text-decoration: underline; }\n"
-	".gtf-hidden { display: none; }\n"
-	"</style>\n";
+    "<style>\n"
+    "text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: 12px; fill: #000; }\n"
+    ".gtf-title { font-size: 17px; font-weight: bold; }\n"
+    ".gtf-sub { font-size: 12px; fill: #555; }\n"
+    ".gtf-f { cursor: pointer; }\n"
+    ".gtf-f text { pointer-events: none; }\n"
+    ".gtf-f:hover rect { stroke: #222; stroke-width: 0.6; }\n"
+    ".gtf-anc { opacity: 0.55; }\n"
+    ".gtf-hit rect { fill: #e000e0; }\n"
+    ".gtf-light text { fill: #fff; }\n"
+    ".gtf-btn { cursor: pointer; fill: #1a5fb4; text-decoration: underline; }\n"
+    ".gtf-hidden { display: none; }\n"
+    "</style>\n";
 
 /*
  * The viewer: frames carry data-x/data-w (weight units) and data-d (depth);
@@ -1174,120 +1186,120 @@ static const char svg_style[] =
  * counting nested matches twice.
  */
 static const char svg_script[] =
-	"<script type=\"text/ecmascript\"><![CDATA[\n"
-	"(function () {\n"
-	"  'use strict';\n"
-	"  var cs = document.currentScript;\n"
-	"  var svg = (cs && cs.ownerSVGElement) || document.documentElement;\n"
-	"  var W = +svg.getAttribute('data-frames-w'), PAD = +svg.getAttribute('data-pad');\n"
-	"  var TOTAL = +svg.getAttribute('data-total'), CW = +svg.getAttribute('data-char-w');\n"
-	"  var DIFF = svg.getAttribute('data-diff') === '1';\n"
-	"  var EMBED = svg.getAttribute('data-embed') === '1';\n"
-	"  var q = function (sel) { return svg.querySelector(sel); };\n"
-	"  var details = q('.gtf-details'), matched = q('.gtf-matched'), reset = q('.gtf-reset');\n"
-	"  var input = q('.gtf-search'), hint = details.textContent, zoomed = null;\n"
-	"  var frames = Array.prototype.map.call(svg.querySelectorAll('g.gtf-f'), function (g) {\n"
-	"    return { g: g, r: g.querySelector('rect'), t: g.querySelector('text'),\n"
-	"      name: g.querySelector('title').textContent, x: +g.getAttribute('data-x'),\n"
-	"      w: +g.getAttribute('data-w'), d: +g.getAttribute('data-d'),\n"
-	"      a: +(g.getAttribute('data-a') || 0), b: +(g.getAttribute('data-b') || 0) };\n"
-	"  });\n"
-	"  var byG = new Map(frames.map(function (f) { return [f.g, f]; }));\n"
-	"  function fmt(ns) {\n"
-	"    if (ns < 1e3) return Math.round(ns) + ' ns';\n"
-	"    if (ns < 1e6) return (ns / 1e3).toFixed(2) + ' us';\n"
-	"    if (ns < 1e9) return (ns / 1e6).toFixed(2) + ' ms';\n"
-	"    return (ns / 1e9).toFixed(2) + ' s';\n"
-	"  }\n"
-	"  function pct(a, b) { return (b > 0 ? 100 * a / b : 0).toFixed(2) + '%'; }\n"
-	"  function label(f, pw) {\n"
-	"    var n = Math.floor((pw - 6) / CW);\n"
-	"    if (n < 3) return '';\n"
-	"    var cps = Array.from(f.name);\n"
-	"    return cps.length <= n ? f.name : cps.slice(0, n - 2).join('') + '..';\n"
-	"  }\n"
-	"  function layout() {\n"
-	"    var zx = zoomed ? zoomed.x : 0, zw = zoomed ? zoomed.w : TOTAL;\n"
-	"    var zd = zoomed ? zoomed.d : 0;\n"
-	"    frames.forEach(function (f) {\n"
-	"      var anc = f.d < zd, vis, px, pw;\n"
-	"      if (anc) { vis = f.x <= zx && f.x + f.w >= zx + zw; px = PAD; pw = W; }\n"
-	"      else {\n"
-	"        vis = f.x >= zx && f.x + f.w <= zx + zw;\n"
-	"        px = PAD + (f.x - zx) / zw * W; pw = f.w / zw * W;\n"
-	"      }\n"
-	"      if (vis && pw < 0.1) vis = false;\n"
-	"      f.g.classList.toggle('gtf-hidden', !vis);\n"
-	"      f.g.classList.toggle('gtf-anc', vis && anc);\n"
-	"      if (!vis) return;\n"
-	"      f.r.setAttribute('x', px.toFixed(2));\n"
-	"      f.r.setAttribute('width', pw.toFixed(2));\n"
-	"      f.t.setAttribute('x', (px + 3).toFixed(2));\n"
-	"      f.t.textContent = label(f, pw);\n"
-	"    });\n"
-	"    reset.classList.toggle('gtf-hidden', !zoomed);\n"
-	"  }\n"
-	"  function describe(f) {\n"
-	"    var s = f.name + ' \\u2014 ';\n"
-	"    if (DIFF) {\n"
-	"      var c = f.a - f.b;\n"
-	"      s += 'before ' + fmt(f.b) + ', after ' + fmt(f.a) + ', change ' +\n"
-	"        (c >= 0 ? '+' : '-') + fmt(Math.abs(c)) +\n"
-	"        (f.b > 0 ? ' (' + (c >= 0 ? '+' : '') + (100 * c / f.b).toFixed(1) + '%)' : '');\n"
-	"    } else {\n"
-	"      s += fmt(f.w) + ', ' + pct(f.w, TOTAL) + ' of all';\n"
-	"      if (zoomed && zoomed !== f && f.d > zoomed.d) s += ', ' + pct(f.w, zoomed.w) +\n"
-	"        ' of ' + zoomed.name;\n"
-	"    }\n"
-	"    return s;\n"
-	"  }\n"
-	"  function frameOf(ev) {\n"
-	"    var g = ev.target.closest ? ev.target.closest('g.gtf-f') : null;\n"
-	"    return g ? byG.get(g) : null;\n"
-	"  }\n"
-	"  svg.addEventListener('mouseover', function (ev) {\n"
-	"    var f = frameOf(ev);\n"
-	"    if (f) details.textContent = describe(f);\n"
-	"  });\n"
-	"  svg.addEventListener('mouseout', function (ev) {\n"
-	"    if (frameOf(ev)) details.textContent = hint;\n"
-	"  });\n"
-	"  svg.addEventListener('click', function (ev) {\n"
-	"    var f = frameOf(ev);\n"
-	"    if (ev.target === reset || (f && f.d === 0)) { zoomed = null; layout(); return; }\n"
-	"    if (f) { zoomed = f; layout(); details.textContent = describe(f); }\n"
-	"  });\n"
-	"  function search(term) {\n"
-	"    var re = null, hits = [], sum = 0, end = -1;\n"
-	"    if (term) {\n"
-	"      try { re = new RegExp(term); }\n"
-	"      catch (e) { re = new RegExp(term.replace(/[.*+?^${}()|[\\]\\\\]/g, '\\\\$&')); }\n"
-	"    }\n"
-	"    frames.forEach(function (f) {\n"
-	"      var hit = !!re && f.d > 0 && re.test(f.name);\n"
-	"      f.g.classList.toggle('gtf-hit', hit);\n"
-	"      if (hit) hits.push(f);\n"
-	"    });\n"
-	"    hits.sort(function (a, b) { return a.x - b.x || b.w - a.w; });\n"
-	"    hits.forEach(function (f) {\n"
-	"      if (f.x >= end) { sum += f.w; end = f.x + f.w; }\n"
-	"      else if (f.x + f.w > end) { sum += f.x + f.w - end; end = f.x + f.w; }\n"
-	"    });\n"
-	"    matched.textContent = re ? 'Matched: ' + pct(sum, TOTAL) + ' (' + fmt(sum) + ', ' +\n"
-	"      hits.length + ' frames)' : '';\n"
-	"  }\n"
-	"  input.addEventListener('input', function () { search(input.value); });\n"
-	"  input.addEventListener('keydown', function (ev) {\n"
-	"    if (ev.key === 'Escape') { input.value = ''; search(''); }\n"
-	"  });\n"
-	"  if (!EMBED) document.addEventListener('keydown', function (ev) {\n"
-	"    if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f') {\n"
-	"      ev.preventDefault(); input.focus();\n"
-	"    }\n"
-	"  });\n"
-	"  layout();\n"
-	"})();\n"
-	"]]></script>\n";
+    "<script type=\"text/ecmascript\"><![CDATA[\n"
+    "(function () {\n"
+    "  'use strict';\n"
+    "  var cs = document.currentScript;\n"
+    "  var svg = (cs && cs.ownerSVGElement) || document.documentElement;\n"
+    "  var W = +svg.getAttribute('data-frames-w'), PAD = +svg.getAttribute('data-pad');\n"
+    "  var TOTAL = +svg.getAttribute('data-total'), CW = +svg.getAttribute('data-char-w');\n"
+    "  var DIFF = svg.getAttribute('data-diff') === '1';\n"
+    "  var EMBED = svg.getAttribute('data-embed') === '1';\n"
+    "  var q = function (sel) { return svg.querySelector(sel); };\n"
+    "  var details = q('.gtf-details'), matched = q('.gtf-matched'), reset = q('.gtf-reset');\n"
+    "  var input = q('.gtf-search'), hint = details.textContent, zoomed = null;\n"
+    "  var frames = Array.prototype.map.call(svg.querySelectorAll('g.gtf-f'), function (g) {\n"
+    "    return { g: g, r: g.querySelector('rect'), t: g.querySelector('text'),\n"
+    "      name: g.querySelector('title').textContent, x: +g.getAttribute('data-x'),\n"
+    "      w: +g.getAttribute('data-w'), d: +g.getAttribute('data-d'),\n"
+    "      a: +(g.getAttribute('data-a') || 0), b: +(g.getAttribute('data-b') || 0) };\n"
+    "  });\n"
+    "  var byG = new Map(frames.map(function (f) { return [f.g, f]; }));\n"
+    "  function fmt(ns) {\n"
+    "    if (ns < 1e3) return Math.round(ns) + ' ns';\n"
+    "    if (ns < 1e6) return (ns / 1e3).toFixed(2) + ' us';\n"
+    "    if (ns < 1e9) return (ns / 1e6).toFixed(2) + ' ms';\n"
+    "    return (ns / 1e9).toFixed(2) + ' s';\n"
+    "  }\n"
+    "  function pct(a, b) { return (b > 0 ? 100 * a / b : 0).toFixed(2) + '%'; }\n"
+    "  function label(f, pw) {\n"
+    "    var n = Math.floor((pw - 6) / CW);\n"
+    "    if (n < 3) return '';\n"
+    "    var cps = Array.from(f.name);\n"
+    "    return cps.length <= n ? f.name : cps.slice(0, n - 2).join('') + '..';\n"
+    "  }\n"
+    "  function layout() {\n"
+    "    var zx = zoomed ? zoomed.x : 0, zw = zoomed ? zoomed.w : TOTAL;\n"
+    "    var zd = zoomed ? zoomed.d : 0;\n"
+    "    frames.forEach(function (f) {\n"
+    "      var anc = f.d < zd, vis, px, pw;\n"
+    "      if (anc) { vis = f.x <= zx && f.x + f.w >= zx + zw; px = PAD; pw = W; }\n"
+    "      else {\n"
+    "        vis = f.x >= zx && f.x + f.w <= zx + zw;\n"
+    "        px = PAD + (f.x - zx) / zw * W; pw = f.w / zw * W;\n"
+    "      }\n"
+    "      if (vis && pw < 0.1) vis = false;\n"
+    "      f.g.classList.toggle('gtf-hidden', !vis);\n"
+    "      f.g.classList.toggle('gtf-anc', vis && anc);\n"
+    "      if (!vis) return;\n"
+    "      f.r.setAttribute('x', px.toFixed(2));\n"
+    "      f.r.setAttribute('width', pw.toFixed(2));\n"
+    "      f.t.setAttribute('x', (px + 3).toFixed(2));\n"
+    "      f.t.textContent = label(f, pw);\n"
+    "    });\n"
+    "    reset.classList.toggle('gtf-hidden', !zoomed);\n"
+    "  }\n"
+    "  function describe(f) {\n"
+    "    var s = f.name + ' \\u2014 ';\n"
+    "    if (DIFF) {\n"
+    "      var c = f.a - f.b;\n"
+    "      s += 'before ' + fmt(f.b) + ', after ' + fmt(f.a) + ', change ' +\n"
+    "        (c >= 0 ? '+' : '-') + fmt(Math.abs(c)) +\n"
+    "        (f.b > 0 ? ' (' + (c >= 0 ? '+' : '') + (100 * c / f.b).toFixed(1) + '%)' : '');\n"
+    "    } else {\n"
+    "      s += fmt(f.w) + ', ' + pct(f.w, TOTAL) + ' of all';\n"
+    "      if (zoomed && zoomed !== f && f.d > zoomed.d) s += ', ' + pct(f.w, zoomed.w) +\n"
+    "        ' of ' + zoomed.name;\n"
+    "    }\n"
+    "    return s;\n"
+    "  }\n"
+    "  function frameOf(ev) {\n"
+    "    var g = ev.target.closest ? ev.target.closest('g.gtf-f') : null;\n"
+    "    return g ? byG.get(g) : null;\n"
+    "  }\n"
+    "  svg.addEventListener('mouseover', function (ev) {\n"
+    "    var f = frameOf(ev);\n"
+    "    if (f) details.textContent = describe(f);\n"
+    "  });\n"
+    "  svg.addEventListener('mouseout', function (ev) {\n"
+    "    if (frameOf(ev)) details.textContent = hint;\n"
+    "  });\n"
+    "  svg.addEventListener('click', function (ev) {\n"
+    "    var f = frameOf(ev);\n"
+    "    if (ev.target === reset || (f && f.d === 0)) { zoomed = null; layout(); return; }\n"
+    "    if (f) { zoomed = f; layout(); details.textContent = describe(f); }\n"
+    "  });\n"
+    "  function search(term) {\n"
+    "    var re = null, hits = [], sum = 0, end = -1;\n"
+    "    if (term) {\n"
+    "      try { re = new RegExp(term); }\n"
+    "      catch (e) { re = new RegExp(term.replace(/[.*+?^${}()|[\\]\\\\]/g, '\\\\$&')); }\n"
+    "    }\n"
+    "    frames.forEach(function (f) {\n"
+    "      var hit = !!re && f.d > 0 && re.test(f.name);\n"
+    "      f.g.classList.toggle('gtf-hit', hit);\n"
+    "      if (hit) hits.push(f);\n"
+    "    });\n"
+    "    hits.sort(function (a, b) { return a.x - b.x || b.w - a.w; });\n"
+    "    hits.forEach(function (f) {\n"
+    "      if (f.x >= end) { sum += f.w; end = f.x + f.w; }\n"
+    "      else if (f.x + f.w > end) { sum += f.x + f.w - end; end = f.x + f.w; }\n"
+    "    });\n"
+    "    matched.textContent = re ? 'Matched: ' + pct(sum, TOTAL) + ' (' + fmt(sum) + ', ' +\n"
+    "      hits.length + ' frames)' : '';\n"
+    "  }\n"
+    "  input.addEventListener('input', function () { search(input.value); });\n"
+    "  input.addEventListener('keydown', function (ev) {\n"
+    "    if (ev.key === 'Escape') { input.value = ''; search(''); }\n"
+    "  });\n"
+    "  if (!EMBED) document.addEventListener('keydown', function (ev) {\n"
+    "    if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f') {\n"
+    "      ev.preventDefault(); input.focus();\n"
+    "    }\n"
+    "  });\n"
+    "  layout();\n"
+    "})();\n"
+    "]]></script>\n";
 
 struct svg_ctx {
 	const struct flame *fl;
@@ -1379,7 +1391,7 @@ static unsigned max_depth(const struct flame *fl, enum flame_side side)
 int flame__write_svg(const struct flame *fl, FILE *out, const struct flame_svg_opts *opts)
 {
 	struct flame_svg_opts o = {};
-	struct svg_ctx c = { .fl = fl, .out = out };
+	struct svg_ctx c = {.fl = fl, .out = out};
 	enum flame_side side;
 	char d1[32], d2[32], sub[FLAME_MAX_NAME + 96], clean[FLAME_MAX_NAME];
 	int W;
@@ -1420,10 +1432,12 @@ int flame__write_svg(const struct flame *fl, FILE *out, const struct flame_svg_o
 		snprintf(sub, sizeof(sub), "total: before %s, after %s%s%.*s",
 			 gt_fmt_dur(flame__total(fl, FLAME_BEFORE), d1, sizeof(d1)),
 			 gt_fmt_dur(flame__total(fl, FLAME_AFTER), d2, sizeof(d2)),
-			 o.subtitle ? " \xc2\xb7 " : "", FLAME_MAX_NAME, o.subtitle ? o.subtitle : "");
+			 o.subtitle ? " \xc2\xb7 " : "", FLAME_MAX_NAME,
+			 o.subtitle ? o.subtitle : "");
 	else
 		snprintf(sub, sizeof(sub), "total: %s%s%.*s", gt_fmt_dur(c.total, d1, sizeof(d1)),
-			 o.subtitle ? " \xc2\xb7 " : "", FLAME_MAX_NAME, o.subtitle ? o.subtitle : "");
+			 o.subtitle ? " \xc2\xb7 " : "", FLAME_MAX_NAME,
+			 o.subtitle ? o.subtitle : "");
 	sanitize(sub, clean);
 	fprintf(out, "<text class=\"gtf-sub\" x=\"%d\" y=\"44\">", SVG_PAD);
 	xml_label(out, clean, W - 2 * SVG_PAD);
@@ -1442,8 +1456,8 @@ int flame__write_svg(const struct flame *fl, FILE *out, const struct flame_svg_o
 		W - SVG_PAD - 270);
 	/* A legend in the report's category colours (or the diff's two). */
 	{
-		static const char *const diff_names[] = { "grew", "shrank" };
-		static const char *const diff_colors[] = { "#ff4040", "#4040ff" };
+		static const char *const diff_names[] = {"grew", "shrank"};
+		static const char *const diff_colors[] = {"#ff4040", "#4040ff"};
 		int n = o.differential ? 2 : GT_CAT_MAX, lx = SVG_PAD;
 
 		for (int k = 0; k < n; k++) {
@@ -1464,8 +1478,7 @@ int flame__write_svg(const struct flame *fl, FILE *out, const struct flame_svg_o
 		fprintf(out,
 			"<text x=\"%d\" y=\"%d\">No gap time matched: nothing to draw.</text>\n",
 			SVG_PAD, SVG_TOP + 12);
-	fprintf(out, "<text class=\"gtf-details\" x=\"%d\" y=\"%d\">", SVG_PAD,
-		c.height - 12);
+	fprintf(out, "<text class=\"gtf-details\" x=\"%d\" y=\"%d\">", SVG_PAD, c.height - 12);
 	if (c.dropped)
 		fprintf(out,
 			"Hover a frame for details, click to zoom, type to search (%u frames "
@@ -1487,49 +1500,48 @@ int flame__write_svg(const struct flame *fl, FILE *out, const struct flame_svg_o
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: gaptrace flame FILE [options]\n"
-		"\n"
-		"Flame graph of GPU idle time: every gap's attributed time, merged by stack.\n"
-		"Each stack reads, root first:\n"
-		"  category;[thread];user frames...;kernel frames_[k];[what it was]\n"
-		"so the widest towers are where the GPU waited longest, split first by\n"
-		"category (scheduler, lock, allocator, wait, io, sleep, cuda, cpu, unknown)\n"
-		"and then by the thread whose time it was: on a critical path that is the\n"
-		"thread that kept the GPU's launcher waiting.  Time without a stack gets\n"
-		"one frame saying what it was: [run queue], [preempted], [lost events],\n"
-		"[launch latency], [CUDA API], [malloc_trim] (a traced call), ...\n"
-		"Frames are demangled (C++, Rust legacy and v0); unresolved ones read\n"
-		"[module+0xOFFSET] (file offset, for addr2line) or [unknown].\n"
-		"\n"
-		"Options:\n"
-		"  -f, --format folded|svg   folded stacks, one 'stack ns' line each, for\n"
-		"                            flamegraph.pl, speedscope or inferno (default);\n"
-		"                            svg: an interactive flame graph (hover, click to\n"
-		"                            zoom, search) that opens in any browser\n"
-		"  -c, --category NAME       only this category's time (e.g. lock)\n"
-		"  -k, --kind KIND           only gaps of this kind: inter-unit, intra-unit,\n"
-		"                            unscoped\n"
-		"      --unit ID             only gaps inside work unit ID or at its edges\n"
-		"      --device N            only gaps of GPU N\n"
-		"      --gap N               only gap N (its index in 'gaptrace report')\n"
-		"  -o, --output FILE         write to FILE instead of stdout\n"
-		"      --title TEXT          SVG title\n"
-		"      --width PX            SVG width (default 1200)\n"
-		"  -m, --min-gap DUR         shortest idle time that is a gap (default 1ms)\n"
-		"  -u, --units SPEC          how work units are found, as report --unit:\n"
-		"                            usdt, func:FUNC, nvtx:GLOB, burst:DUR\n"
-		"      --depth N             critical-path hops to follow (default 4)\n"
-		"  -h, --help                this help\n"
-		"\n"
-		"Examples:\n"
-		"  gaptrace flame run.gtcap --format svg -o run.svg   # then open run.svg\n"
-		"  gaptrace flame run.gtcap --category lock --kind inter-unit\n"
-		"  gaptrace flame run.gtcap > run.folded && flamegraph.pl run.folded > fg.svg\n"
-		"\n"
-		"Weights are nanoseconds of gap time; they add up to the report's totals\n"
-		"(less what a filter leaves out).  Exit codes: 0 ok, 1 the capture cannot\n"
-		"be read or the output written, 2 bad usage.\n");
+	fprintf(f, "Usage: gaptrace flame FILE [options]\n"
+		   "\n"
+		   "Flame graph of GPU idle time: every gap's attributed time, merged by stack.\n"
+		   "Each stack reads, root first:\n"
+		   "  category;[thread];user frames...;kernel frames_[k];[what it was]\n"
+		   "so the widest towers are where the GPU waited longest, split first by\n"
+		   "category (scheduler, lock, allocator, wait, io, sleep, cuda, cpu, unknown)\n"
+		   "and then by the thread whose time it was: on a critical path that is the\n"
+		   "thread that kept the GPU's launcher waiting.  Time without a stack gets\n"
+		   "one frame saying what it was: [run queue], [preempted], [lost events],\n"
+		   "[launch latency], [CUDA API], [malloc_trim] (a traced call), ...\n"
+		   "Frames are demangled (C++, Rust legacy and v0); unresolved ones read\n"
+		   "[module+0xOFFSET] (file offset, for addr2line) or [unknown].\n"
+		   "\n"
+		   "Options:\n"
+		   "  -f, --format folded|svg   folded stacks, one 'stack ns' line each, for\n"
+		   "                            flamegraph.pl, speedscope or inferno (default);\n"
+		   "                            svg: an interactive flame graph (hover, click to\n"
+		   "                            zoom, search) that opens in any browser\n"
+		   "  -c, --category NAME       only this category's time (e.g. lock)\n"
+		   "  -k, --kind KIND           only gaps of this kind: inter-unit, intra-unit,\n"
+		   "                            unscoped\n"
+		   "      --unit ID             only gaps inside work unit ID or at its edges\n"
+		   "      --device N            only gaps of GPU N\n"
+		   "      --gap N               only gap N (its index in 'gaptrace report')\n"
+		   "  -o, --output FILE         write to FILE instead of stdout\n"
+		   "      --title TEXT          SVG title\n"
+		   "      --width PX            SVG width (default 1200)\n"
+		   "  -m, --min-gap DUR         shortest idle time that is a gap (default 1ms)\n"
+		   "  -u, --units SPEC          how work units are found, as report --unit:\n"
+		   "                            usdt, func:FUNC, nvtx:GLOB, burst:DUR\n"
+		   "      --depth N             critical-path hops to follow (default 4)\n"
+		   "  -h, --help                this help\n"
+		   "\n"
+		   "Examples:\n"
+		   "  gaptrace flame run.gtcap --format svg -o run.svg   # then open run.svg\n"
+		   "  gaptrace flame run.gtcap --category lock --kind inter-unit\n"
+		   "  gaptrace flame run.gtcap > run.folded && flamegraph.pl run.folded > fg.svg\n"
+		   "\n"
+		   "Weights are nanoseconds of gap time; they add up to the report's totals\n"
+		   "(less what a filter leaves out).  Exit codes: 0 ok, 1 the capture cannot\n"
+		   "be read or the output written, 2 bad usage.\n");
 }
 
 static int parse_i64(const char *s, int64_t *v)
@@ -1566,21 +1578,21 @@ int cmd_flame(int argc, char **argv)
 {
 	enum { OPT_UNIT = 256, OPT_DEVICE, OPT_GAP, OPT_TITLE, OPT_WIDTH, OPT_DEPTH };
 	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "category", required_argument, NULL, 'c' },
-		{ "kind", required_argument, NULL, 'k' },
-		{ "unit", required_argument, NULL, OPT_UNIT },
-		{ "device", required_argument, NULL, OPT_DEVICE },
-		{ "gap", required_argument, NULL, OPT_GAP },
-		{ "output", required_argument, NULL, 'o' },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "width", required_argument, NULL, OPT_WIDTH },
-		{ "min-gap", required_argument, NULL, 'm' },
-		{ "units", required_argument, NULL, 'u' },
-		{ "depth", required_argument, NULL, OPT_DEPTH },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
+	    {"format", required_argument, NULL, 'f'},
+	    {"category", required_argument, NULL, 'c'},
+	    {"kind", required_argument, NULL, 'k'},
+	    {"unit", required_argument, NULL, OPT_UNIT},
+	    {"device", required_argument, NULL, OPT_DEVICE},
+	    {"gap", required_argument, NULL, OPT_GAP},
+	    {"output", required_argument, NULL, 'o'},
+	    {"title", required_argument, NULL, OPT_TITLE},
+	    {"width", required_argument, NULL, OPT_WIDTH},
+	    {"min-gap", required_argument, NULL, 'm'},
+	    {"units", required_argument, NULL, 'u'},
+	    {"depth", required_argument, NULL, OPT_DEPTH},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
 	struct flame_filter filt;
 	struct flame_svg_opts so = {};

@@ -44,8 +44,8 @@ struct capture;
 extern const char *const gt_cat_color[GT_CAT_MAX];
 extern const unsigned char gt_cat_ansi[GT_CAT_MAX];
 
-#define FLAME_MAX_NAME 512    /* bytes of one frame name (longer: cut with "…") */
-#define FLAME_MAX_DEPTH 256   /* frames of one stack, category and thread included */
+#define FLAME_MAX_NAME	512	   /* bytes of one frame name (longer: cut with "…") */
+#define FLAME_MAX_DEPTH 256	   /* frames of one stack, category and thread included */
 #define FLAME_MAX_NODES (1U << 20) /* tree nodes; past it stacks end early (counted) */
 
 /* Which pieces go into a tree.  flame_filter__init sets "everything". */
@@ -95,8 +95,8 @@ struct flame *flame__from_result(const struct an_result *r, const struct flame_f
  * gt_cat, or -1) colours it in the SVG.  Names are sanitised as above.  For
  * tests and for outputs that build trees from other data.
  */
-void flame__add_stack(struct flame *fl, const char *const *frames, size_t n, int cat,
-		      uint64_t ns, enum flame_side side);
+void flame__add_stack(struct flame *fl, const char *const *frames, size_t n, int cat, uint64_t ns,
+		      enum flame_side side);
 
 uint64_t flame__total(const struct flame *fl, enum flame_side side);
 /* Weight that could not be placed at full depth (FLAME_MAX_NODES reached). */
@@ -154,11 +154,11 @@ enum flame_frame_kind {
 
 /* A distinct stack (a node with its own weight), for top-N lists. */
 struct flame_stack {
-	int cat;			   /* of its root frame, or -1 */
-	uint64_t ns;			   /* FLAME_AFTER self weight */
-	uint64_t before_ns;		   /* FLAME_BEFORE self weight */
-	const char *const *frames;	   /* root first: frames[0] is the category */
-	const unsigned char *kinds;	   /* enum flame_frame_kind of each frame */
+	int cat;		    /* of its root frame, or -1 */
+	uint64_t ns;		    /* FLAME_AFTER self weight */
+	uint64_t before_ns;	    /* FLAME_BEFORE self weight */
+	const char *const *frames;  /* root first: frames[0] is the category */
+	const unsigned char *kinds; /* enum flame_frame_kind of each frame */
 	size_t nframes;
 };
 

@@ -161,11 +161,11 @@ static void nvtx_units(struct model *m)
 		if (fnmatch(glob, name, 0))
 			continue;
 		gt_grow((void **)&m->units, &m->units_cap, m->nunits, sizeof(*m->units));
-		m->units[m->nunits] = (struct m_unit){ .id = i,
-						       .begin = rg->start,
-						       .end = rg->end,
-						       .tid = rg->tid,
-						       .source = UNIT_NVTX };
+		m->units[m->nunits] = (struct m_unit){.id = i,
+						      .begin = rg->start,
+						      .end = rg->end,
+						      .tid = rg->tid,
+						      .source = UNIT_NVTX};
 		m->nunits++;
 	}
 }

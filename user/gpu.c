@@ -21,7 +21,7 @@
 
 int gpu_mode_parse(const char *s, enum gpu_mode *mode)
 {
-	static const char *const names[] = { "auto", "inject", "uprobe", "none" };
+	static const char *const names[] = {"auto", "inject", "uprobe", "none"};
 
 	for (size_t i = 0; i < GT_ARRAY_SIZE(names); i++) {
 		if (!strcmp(s, names[i])) {
@@ -64,10 +64,10 @@ const char *gpu_find_cupti_lib(const char *override)
 static void add_launch_probes(struct probe_table *probes)
 {
 	static const char *const launch[] = {
-		"cuLaunchKernel",	"cuLaunchKernelEx",	   "cuLaunchCooperativeKernel",
-		"cuMemcpyAsync",	"cuMemcpyHtoDAsync_v2",	   "cuMemcpyDtoHAsync_v2",
-		"cuMemcpyDtoDAsync_v2", "cuMemsetD8Async",	   "cuMemsetD32Async",
-		"cuGraphLaunch",
+	    "cuLaunchKernel",	    "cuLaunchKernelEx",	    "cuLaunchCooperativeKernel",
+	    "cuMemcpyAsync",	    "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
+	    "cuMemcpyDtoDAsync_v2", "cuMemsetD8Async",	    "cuMemsetD32Async",
+	    "cuGraphLaunch",
 	};
 
 	for (size_t i = 0; i < GT_ARRAY_SIZE(launch); i++)

@@ -88,105 +88,107 @@ static void stacked_bar(FILE *f, const uint64_t *by_cat, uint64_t total)
 
 		if (!by_cat[c] || !total)
 			continue;
-		fprintf(f, "<span style=\"width:%.3f%%;background:%s\" title=\"%s %s (%.1f%%)\"></span>",
-			pct(by_cat[c], total), gt_cat_color[c], gt_cat_names[c],
-			gt_fmt_dur(by_cat[c], d, sizeof(d)), pct(by_cat[c], total));
+		fprintf(
+		    f,
+		    "<span style=\"width:%.3f%%;background:%s\" title=\"%s %s (%.1f%%)\"></span>",
+		    pct(by_cat[c], total), gt_cat_color[c], gt_cat_names[c],
+		    gt_fmt_dur(by_cat[c], d, sizeof(d)), pct(by_cat[c], total));
 	}
 	fputs("</div>", f);
 }
 
 static const char style[] =
-	"<style>\n"
-	":root{--fg:#1d2330;--mut:#5b6474;--bg:#fff;--line:#e3e6ec;--busy:#3b4252}\n"
-	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:var(--fg);"
-	"background:var(--bg);margin:0 auto;max-width:1400px;padding:18px 24px}\n"
-	"h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px;"
-	"border-bottom:1px solid var(--line);padding-bottom:4px}\n"
-	".mut{color:var(--mut)}.warn{color:#a4262c}\n"
-	".cards{display:flex;flex-wrap:wrap;gap:12px;margin:14px 0}\n"
-	".card{border:1px solid var(--line);border-radius:6px;padding:8px 14px;min-width:150px}\n"
-	".card b{display:block;font-size:22px}\n"
-	"table{border-collapse:collapse;width:100%}td,th{padding:4px 8px;border-bottom:1px solid "
-	"var(--line);text-align:left;vertical-align:top}th{font-weight:600;color:var(--mut)}\n"
-	"td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-	".sw{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:5px;"
-	"vertical-align:-1px}\n"
-	".legend span.item{margin-right:14px;white-space:nowrap}\n"
-	".sbar{display:flex;height:12px;min-width:160px;border-radius:2px;overflow:hidden;"
-	"background:#f0f1f4}.sbar span{display:block;height:100%}\n"
-	"#gt-timeline{width:100%;display:block;border:1px solid var(--line);border-radius:4px;"
-	"cursor:crosshair}\n"
-	"#gt-tip{position:fixed;pointer-events:none;background:#1d2330;color:#fff;padding:6px 9px;"
-	"border-radius:4px;font-size:12px;display:none;max-width:480px;z-index:9}\n"
-	"tr.hl{background:#fff4d6}code{font-size:12px}\n"
-	".flame svg{width:100%;height:auto}\n"
-	"</style>\n";
+    "<style>\n"
+    ":root{--fg:#1d2330;--mut:#5b6474;--bg:#fff;--line:#e3e6ec;--busy:#3b4252}\n"
+    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:var(--fg);"
+    "background:var(--bg);margin:0 auto;max-width:1400px;padding:18px 24px}\n"
+    "h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px;"
+    "border-bottom:1px solid var(--line);padding-bottom:4px}\n"
+    ".mut{color:var(--mut)}.warn{color:#a4262c}\n"
+    ".cards{display:flex;flex-wrap:wrap;gap:12px;margin:14px 0}\n"
+    ".card{border:1px solid var(--line);border-radius:6px;padding:8px 14px;min-width:150px}\n"
+    ".card b{display:block;font-size:22px}\n"
+    "table{border-collapse:collapse;width:100%}td,th{padding:4px 8px;border-bottom:1px solid "
+    "var(--line);text-align:left;vertical-align:top}th{font-weight:600;color:var(--mut)}\n"
+    "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+    ".sw{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:5px;"
+    "vertical-align:-1px}\n"
+    ".legend span.item{margin-right:14px;white-space:nowrap}\n"
+    ".sbar{display:flex;height:12px;min-width:160px;border-radius:2px;overflow:hidden;"
+    "background:#f0f1f4}.sbar span{display:block;height:100%}\n"
+    "#gt-timeline{width:100%;display:block;border:1px solid var(--line);border-radius:4px;"
+    "cursor:crosshair}\n"
+    "#gt-tip{position:fixed;pointer-events:none;background:#1d2330;color:#fff;padding:6px 9px;"
+    "border-radius:4px;font-size:12px;display:none;max-width:480px;z-index:9}\n"
+    "tr.hl{background:#fff4d6}code{font-size:12px}\n"
+    ".flame svg{width:100%;height:auto}\n"
+    "</style>\n";
 
 /*
  * The timeline is drawn from embedded data: wheel zooms around the pointer,
  * drag pans, double-click resets, hover explains a gap, click jumps to it.
  */
 static const char script[] =
-	"<script>\n"
-	"(function(){\n"
-	"'use strict';\n"
-	"var D=JSON.parse(document.getElementById('gt-data').textContent);\n"
-	"var cv=document.getElementById('gt-timeline'),tip=document.getElementById('gt-tip');\n"
-	"var L=76,AX=22,UH=16,RH=34,v0=0,v1=Math.max(D.span,1),drag=null,hit=[];\n"
-	"function fmt(ns){var a=Math.abs(ns);if(a>=1e9)return (ns/1e9).toFixed(3)+' s';"
-	"if(a>=1e6)return (ns/1e6).toFixed(2)+' ms';if(a>=1e3)return (ns/1e3).toFixed(1)+' us';"
-	"return Math.round(ns)+' ns';}\n"
-	"function X(t,w){return L+(t-v0)/(v1-v0)*(w-L-8);}\n"
-	"function draw(){\n"
-	" var dpr=window.devicePixelRatio||1,w=cv.clientWidth||800;\n"
-	" var h=AX+UH+6+D.devices.length*RH+4;\n"
-	" cv.style.height=h+'px';cv.width=Math.round(w*dpr);cv.height=Math.round(h*dpr);\n"
-	" var c=cv.getContext('2d');c.setTransform(dpr,0,0,dpr,0,0);c.clearRect(0,0,w,h);\n"
-	" c.font='11px system-ui,sans-serif';c.textBaseline='middle';hit=[];\n"
-	" var step=Math.pow(10,Math.floor(Math.log10((v1-v0)/6)));\n"
-	" if((v1-v0)/step>12)step*=2;if((v1-v0)/step>12)step*=2.5;\n"
-	" c.strokeStyle='#e3e6ec';c.fillStyle='#5b6474';\n"
-	" for(var t=Math.ceil(v0/step)*step;t<=v1;t+=step){var x=X(t,w);"
-	"c.beginPath();c.moveTo(x,AX-4);c.lineTo(x,h);c.stroke();c.fillText(fmt(t),x+2,9);}\n"
-	" c.fillText('units',6,AX+UH/2);\n"
-	" D.units.forEach(function(u,i){var a=Math.max(X(u[0],w),L),b=Math.min(X(u[1],w),w-8);"
-	"if(b<L||a>w-8)return;c.fillStyle=i%2?'#c9d3e6':'#dfe6f3';c.fillRect(a,AX,Math.max(b-a,1),UH);"
-	"if(b-a>30){c.fillStyle='#3b4252';c.fillText(String(u[2]),a+3,AX+UH/2);}});\n"
-	" D.devices.forEach(function(d,k){\n"
-	"  var y=AX+UH+6+k*RH;c.fillStyle='#1d2330';c.fillText('GPU '+d.id,6,y+RH/2-2);\n"
-	"  var a=Math.max(X(d.first,w),L),b=Math.min(X(d.last,w),w-8);\n"
-	"  if(b>a){c.fillStyle='#3b4252';c.fillRect(a,y+4,b-a,RH-12);}\n"
-	"  d.gaps.forEach(function(g){var ga=X(g[0],w),gb=X(g[1],w);if(gb<L||ga>w-8)return;"
-	"ga=Math.max(ga,L);gb=Math.min(gb,w-8);if(gb-ga<1)gb=ga+1;c.fillStyle=D.colors[g[2]];"
-	"c.fillRect(ga,y+2,gb-ga,RH-8);hit.push([ga,gb,y,y+RH,g]);});\n"
-	" });\n"
-	"}\n"
-	"function at(e){var r=cv.getBoundingClientRect(),x=e.clientX-r.left,y=e.clientY-r.top;"
-	"for(var i=0;i<hit.length;i++){var q=hit[i];if(x>=q[0]-1&&x<=q[1]+1&&y>=q[2]&&y<=q[3])"
-	"return q[4];}return null;}\n"
-	"cv.addEventListener('mousemove',function(e){\n"
-	" if(drag){var w=cv.clientWidth,d=(e.clientX-drag.x)/(w-L-8)*(drag.v1-drag.v0);"
-	"v0=drag.v0-d;v1=drag.v1-d;draw();return;}\n"
-	" var g=at(e);if(!g){tip.style.display='none';return;}\n"
-	" tip.textContent='gap '+g[3]+' (GPU '+g[4]+', '+fmt(g[1]-g[0])+'): '+g[5];\n"
-	" tip.style.display='block';tip.style.left=(e.clientX+12)+'px';"
-	"tip.style.top=(e.clientY+12)+'px';});\n"
-	"cv.addEventListener('mouseleave',function(){tip.style.display='none';drag=null;});\n"
-	"cv.addEventListener('mousedown',function(e){drag={x:e.clientX,v0:v0,v1:v1};});\n"
-	"window.addEventListener('mouseup',function(){drag=null;});\n"
-	"cv.addEventListener('click',function(e){var g=at(e);if(!g)return;"
-	"var row=document.getElementById('gap-'+g[3]);if(!row)return;"
-	"document.querySelectorAll('tr.hl').forEach(function(r){r.classList.remove('hl');});"
-	"row.classList.add('hl');row.scrollIntoView({block:'center'});});\n"
-	"cv.addEventListener('wheel',function(e){e.preventDefault();var r=cv.getBoundingClientRect(),"
-	"w=cv.clientWidth,f=Math.min(Math.max((e.clientX-r.left-L)/(w-L-8),0),1),"
-	"t=v0+f*(v1-v0),z=e.deltaY>0?1.25:0.8,n=Math.max((v1-v0)*z,1000);"
-	"v0=t-f*n;v1=v0+n;draw();},{passive:false});\n"
-	"cv.addEventListener('dblclick',function(){v0=0;v1=Math.max(D.span,1);draw();});\n"
-	"window.addEventListener('resize',draw);\n"
-	"draw();\n"
-	"})();\n"
-	"</script>\n";
+    "<script>\n"
+    "(function(){\n"
+    "'use strict';\n"
+    "var D=JSON.parse(document.getElementById('gt-data').textContent);\n"
+    "var cv=document.getElementById('gt-timeline'),tip=document.getElementById('gt-tip');\n"
+    "var L=76,AX=22,UH=16,RH=34,v0=0,v1=Math.max(D.span,1),drag=null,hit=[];\n"
+    "function fmt(ns){var a=Math.abs(ns);if(a>=1e9)return (ns/1e9).toFixed(3)+' s';"
+    "if(a>=1e6)return (ns/1e6).toFixed(2)+' ms';if(a>=1e3)return (ns/1e3).toFixed(1)+' us';"
+    "return Math.round(ns)+' ns';}\n"
+    "function X(t,w){return L+(t-v0)/(v1-v0)*(w-L-8);}\n"
+    "function draw(){\n"
+    " var dpr=window.devicePixelRatio||1,w=cv.clientWidth||800;\n"
+    " var h=AX+UH+6+D.devices.length*RH+4;\n"
+    " cv.style.height=h+'px';cv.width=Math.round(w*dpr);cv.height=Math.round(h*dpr);\n"
+    " var c=cv.getContext('2d');c.setTransform(dpr,0,0,dpr,0,0);c.clearRect(0,0,w,h);\n"
+    " c.font='11px system-ui,sans-serif';c.textBaseline='middle';hit=[];\n"
+    " var step=Math.pow(10,Math.floor(Math.log10((v1-v0)/6)));\n"
+    " if((v1-v0)/step>12)step*=2;if((v1-v0)/step>12)step*=2.5;\n"
+    " c.strokeStyle='#e3e6ec';c.fillStyle='#5b6474';\n"
+    " for(var t=Math.ceil(v0/step)*step;t<=v1;t+=step){var x=X(t,w);"
+    "c.beginPath();c.moveTo(x,AX-4);c.lineTo(x,h);c.stroke();c.fillText(fmt(t),x+2,9);}\n"
+    " c.fillText('units',6,AX+UH/2);\n"
+    " D.units.forEach(function(u,i){var a=Math.max(X(u[0],w),L),b=Math.min(X(u[1],w),w-8);"
+    "if(b<L||a>w-8)return;c.fillStyle=i%2?'#c9d3e6':'#dfe6f3';c.fillRect(a,AX,Math.max(b-a,1),UH);"
+    "if(b-a>30){c.fillStyle='#3b4252';c.fillText(String(u[2]),a+3,AX+UH/2);}});\n"
+    " D.devices.forEach(function(d,k){\n"
+    "  var y=AX+UH+6+k*RH;c.fillStyle='#1d2330';c.fillText('GPU '+d.id,6,y+RH/2-2);\n"
+    "  var a=Math.max(X(d.first,w),L),b=Math.min(X(d.last,w),w-8);\n"
+    "  if(b>a){c.fillStyle='#3b4252';c.fillRect(a,y+4,b-a,RH-12);}\n"
+    "  d.gaps.forEach(function(g){var ga=X(g[0],w),gb=X(g[1],w);if(gb<L||ga>w-8)return;"
+    "ga=Math.max(ga,L);gb=Math.min(gb,w-8);if(gb-ga<1)gb=ga+1;c.fillStyle=D.colors[g[2]];"
+    "c.fillRect(ga,y+2,gb-ga,RH-8);hit.push([ga,gb,y,y+RH,g]);});\n"
+    " });\n"
+    "}\n"
+    "function at(e){var r=cv.getBoundingClientRect(),x=e.clientX-r.left,y=e.clientY-r.top;"
+    "for(var i=0;i<hit.length;i++){var q=hit[i];if(x>=q[0]-1&&x<=q[1]+1&&y>=q[2]&&y<=q[3])"
+    "return q[4];}return null;}\n"
+    "cv.addEventListener('mousemove',function(e){\n"
+    " if(drag){var w=cv.clientWidth,d=(e.clientX-drag.x)/(w-L-8)*(drag.v1-drag.v0);"
+    "v0=drag.v0-d;v1=drag.v1-d;draw();return;}\n"
+    " var g=at(e);if(!g){tip.style.display='none';return;}\n"
+    " tip.textContent='gap '+g[3]+' (GPU '+g[4]+', '+fmt(g[1]-g[0])+'): '+g[5];\n"
+    " tip.style.display='block';tip.style.left=(e.clientX+12)+'px';"
+    "tip.style.top=(e.clientY+12)+'px';});\n"
+    "cv.addEventListener('mouseleave',function(){tip.style.display='none';drag=null;});\n"
+    "cv.addEventListener('mousedown',function(e){drag={x:e.clientX,v0:v0,v1:v1};});\n"
+    "window.addEventListener('mouseup',function(){drag=null;});\n"
+    "cv.addEventListener('click',function(e){var g=at(e);if(!g)return;"
+    "var row=document.getElementById('gap-'+g[3]);if(!row)return;"
+    "document.querySelectorAll('tr.hl').forEach(function(r){r.classList.remove('hl');});"
+    "row.classList.add('hl');row.scrollIntoView({block:'center'});});\n"
+    "cv.addEventListener('wheel',function(e){e.preventDefault();var r=cv.getBoundingClientRect(),"
+    "w=cv.clientWidth,f=Math.min(Math.max((e.clientX-r.left-L)/(w-L-8),0),1),"
+    "t=v0+f*(v1-v0),z=e.deltaY>0?1.25:0.8,n=Math.max((v1-v0)*z,1000);"
+    "v0=t-f*n;v1=v0+n;draw();},{passive:false});\n"
+    "cv.addEventListener('dblclick',function(){v0=0;v1=Math.max(D.span,1);draw();});\n"
+    "window.addEventListener('resize',draw);\n"
+    "draw();\n"
+    "})();\n"
+    "</script>\n";
 
 /* JSON inside <script>: '<' as \u003c so no string can close the element. */
 static void put_script_json(FILE *f, const char *buf, size_t len)
@@ -300,8 +302,9 @@ static void summary(FILE *f, const struct an_result *r, const struct an_opts *an
 	fprintf(f, " (%llu); gaps are idle time &ge; %s</div>\n", (unsigned long long)r->units,
 		gt_fmt_dur(an->min_gap_ns, d2, sizeof(d2)));
 	if (lost)
-		fprintf(f, "<p class=\"warn\">%llu events were lost: time near them shows as "
-			   "unknown.</p>\n",
+		fprintf(f,
+			"<p class=\"warn\">%llu events were lost: time near them shows as "
+			"unknown.</p>\n",
 			(unsigned long long)lost);
 	for (size_t i = 0; i < r->nwarnings; i++) {
 		fputs("<p class=\"warn\">warning: ", f);
@@ -309,20 +312,26 @@ static void summary(FILE *f, const struct an_result *r, const struct an_opts *an
 		fputs("</p>\n", f);
 	}
 	fputs("<div class=\"cards\">\n", f);
-	fprintf(f, "<div class=\"card\"><span class=\"mut\">GPU efficiency</span><b>%.1f %%</b>"
-		   "<span class=\"mut\">busy %s of %s</span></div>\n",
-		pct(busy, span), gt_fmt_dur(busy, d1, sizeof(d1)), gt_fmt_dur(span, d2, sizeof(d2)));
-	fprintf(f, "<div class=\"card\"><span class=\"mut\">idle gaps</span><b>%zu</b>"
-		   "<span class=\"mut\">%s in total</span></div>\n",
+	fprintf(f,
+		"<div class=\"card\"><span class=\"mut\">GPU efficiency</span><b>%.1f %%</b>"
+		"<span class=\"mut\">busy %s of %s</span></div>\n",
+		pct(busy, span), gt_fmt_dur(busy, d1, sizeof(d1)),
+		gt_fmt_dur(span, d2, sizeof(d2)));
+	fprintf(f,
+		"<div class=\"card\"><span class=\"mut\">idle gaps</span><b>%zu</b>"
+		"<span class=\"mut\">%s in total</span></div>\n",
 		r->ngaps, gt_fmt_dur(r->gap_ns_total, d1, sizeof(d1)));
 	if (r->gap_ns_total)
-		fprintf(f, "<div class=\"card\"><span class=\"mut\">largest cause</span><b>"
-			   "<span class=\"sw\" style=\"background:%s\"></span>%s</b>"
-			   "<span class=\"mut\">%s, %.1f %% of gap time</span></div>\n",
+		fprintf(f,
+			"<div class=\"card\"><span class=\"mut\">largest cause</span><b>"
+			"<span class=\"sw\" style=\"background:%s\"></span>%s</b>"
+			"<span class=\"mut\">%s, %.1f %% of gap time</span></div>\n",
 			gt_cat_color[top], gt_cat_names[top],
-			gt_fmt_dur(r->totals[top], d1, sizeof(d1)), pct(r->totals[top], r->gap_ns_total));
-	fprintf(f, "<div class=\"card\"><span class=\"mut\">inter-unit gaps</span><b>%llu</b>"
-		   "<span class=\"mut\">intra-unit %llu, unscoped %llu</span></div>\n",
+			gt_fmt_dur(r->totals[top], d1, sizeof(d1)),
+			pct(r->totals[top], r->gap_ns_total));
+	fprintf(f,
+		"<div class=\"card\"><span class=\"mut\">inter-unit gaps</span><b>%llu</b>"
+		"<span class=\"mut\">intra-unit %llu, unscoped %llu</span></div>\n",
 		(unsigned long long)r->gaps_kind[GT_GAP_INTER],
 		(unsigned long long)r->gaps_kind[GT_GAP_INTRA],
 		(unsigned long long)r->gaps_kind[GT_GAP_UNSCOPED]);
@@ -333,8 +342,9 @@ static void legend(FILE *f)
 {
 	fputs("<div class=\"legend mut\">", f);
 	for (int c = 0; c < GT_CAT_MAX; c++)
-		fprintf(f, "<span class=\"item\"><span class=\"sw\" style=\"background:%s\"></span>%s"
-			   "</span>",
+		fprintf(f,
+			"<span class=\"item\"><span class=\"sw\" style=\"background:%s\"></span>%s"
+			"</span>",
 			gt_cat_color[c], gt_cat_names[c]);
 	fputs("<span class=\"item\"><span class=\"sw\" style=\"background:#3b4252\"></span>GPU busy"
 	      "</span></div>\n",
@@ -350,10 +360,11 @@ static void category_table(FILE *f, const struct an_result *r)
 	      "</tr>\n",
 	      f);
 	for (int c = 0; c < GT_CAT_MAX; c++)
-		fprintf(f, "<tr><td><span class=\"sw\" style=\"background:%s\"></span>%s</td>"
-			   "<td class=\"n\">%s</td><td class=\"n\">%.1f %%</td><td class=\"n\">%s</td>"
-			   "<td class=\"n\">%s</td><td><div class=\"sbar\"><span style=\"width:%.3f%%;"
-			   "background:%s\"></span></div></td></tr>\n",
+		fprintf(f,
+			"<tr><td><span class=\"sw\" style=\"background:%s\"></span>%s</td>"
+			"<td class=\"n\">%s</td><td class=\"n\">%.1f %%</td><td class=\"n\">%s</td>"
+			"<td class=\"n\">%s</td><td><div class=\"sbar\"><span style=\"width:%.3f%%;"
+			"background:%s\"></span></div></td></tr>\n",
 			gt_cat_color[c], gt_cat_names[c], gt_fmt_dur(r->totals[c], d1, sizeof(d1)),
 			pct(r->totals[c], r->gap_ns_total),
 			gt_fmt_dur(r->totals_kind[GT_GAP_INTER][c], d2, sizeof(d2)),
@@ -409,16 +420,18 @@ static void gaps_table(FILE *f, const struct an_result *r, unsigned top)
 	for (size_t i = 0; i < r->ngaps; i++)
 		sorted[i] = &r->gaps[i];
 	gt_sort(sorted, r->ngaps, sizeof(*sorted), cmp_gap_len);
-	fputs("<table><tr><th>gap</th><th>GPU</th><th>at</th><th>length</th><th>kind</th>"
-	      "<th>critical thread</th><th>breakdown</th><th>critical path, lock holders</th></tr>\n",
-	      f);
+	fputs(
+	    "<table><tr><th>gap</th><th>GPU</th><th>at</th><th>length</th><th>kind</th>"
+	    "<th>critical thread</th><th>breakdown</th><th>critical path, lock holders</th></tr>\n",
+	    f);
 	for (size_t i = 0; i < n; i++) {
 		const struct an_gap *g = sorted[i];
 		char d[32], b[512];
 
 		breakdown(g->by_cat, g->duration_ns, b, sizeof(b));
-		fprintf(f, "<tr id=\"gap-%u\"><td class=\"n\">%u</td><td class=\"n\">%u</td>"
-			   "<td class=\"n\">%.3f s</td><td class=\"n\">%s</td><td>%s%s</td><td>",
+		fprintf(f,
+			"<tr id=\"gap-%u\"><td class=\"n\">%u</td><td class=\"n\">%u</td>"
+			"<td class=\"n\">%.3f s</td><td class=\"n\">%s</td><td>%s%s</td><td>",
 			g->index, g->index, g->device, (double)(g->start_ns - r->start_ns) / 1e9,
 			gt_fmt_dur(g->duration_ns, d, sizeof(d)), gt_gap_kind_names[g->kind],
 			g->lossy ? " <span class=\"warn\">(lost events)</span>" : "");
@@ -443,7 +456,7 @@ static void flame_section(FILE *f, const struct an_result *r, struct capture *ca
 {
 	struct flame_filter flt;
 	struct flame *fl;
-	struct flame_svg_opts so = { .embed = true };
+	struct flame_svg_opts so = {.embed = true};
 
 	fputs("<h2>Flame graph of the gap time</h2>\n", f);
 	flame_filter__init(&flt);
@@ -479,17 +492,20 @@ int html__report(FILE *f, const struct an_result *r, const struct an_opts *an, u
 
 	fputs("<h2>GPU timeline</h2>\n", f);
 	if (!r->ndevices) {
-		fputs("<p>No GPU activity was recorded, so there are no gaps to explain. Check that "
-		      "the program fires the gaptrace USDT probes or runs under the CUPTI library "
-		      "(<code>gaptrace info</code>).</p>\n",
-		      f);
+		fputs(
+		    "<p>No GPU activity was recorded, so there are no gaps to explain. Check that "
+		    "the program fires the gaptrace USDT probes or runs under the CUPTI library "
+		    "(<code>gaptrace info</code>).</p>\n",
+		    f);
 	} else {
-		fprintf(f, "<p class=\"mut\">Each gap is coloured by its largest cause; idle time "
-			   "shorter than %s is drawn as busy. Wheel to zoom, drag to pan, "
-			   "double-click to reset, click a gap to find it below.</p>\n",
+		fprintf(f,
+			"<p class=\"mut\">Each gap is coloured by its largest cause; idle time "
+			"shorter than %s is drawn as busy. Wheel to zoom, drag to pan, "
+			"double-click to reset, click a gap to find it below.</p>\n",
 			gt_fmt_dur(an->min_gap_ns, d, sizeof(d)));
 		legend(f);
-		fputs("<canvas id=\"gt-timeline\" height=\"120\"></canvas>\n<div id=\"gt-tip\"></div>\n",
+		fputs("<canvas id=\"gt-timeline\" height=\"120\"></canvas>\n<div "
+		      "id=\"gt-tip\"></div>\n",
 		      f);
 		timeline_data(f, r);
 		fputs(script, f);
@@ -497,8 +513,9 @@ int html__report(FILE *f, const struct an_result *r, const struct an_opts *an, u
 	category_table(f, r);
 	gaps_table(f, r, top);
 	flame_section(f, r, cap);
-	fprintf(f, "<p class=\"mut\">gaptrace %s — all times CLOCK_MONOTONIC; categories sum to "
-		   "each gap's length.</p>\n</body>\n</html>\n",
+	fprintf(f,
+		"<p class=\"mut\">gaptrace %s — all times CLOCK_MONOTONIC; categories sum to "
+		"each gap's length.</p>\n</body>\n</html>\n",
 		GT_VERSION);
 	return ferror(f) ? -1 : 0;
 }

@@ -66,11 +66,16 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 }
 
 static const char *const rec_names[GT_REC_MAX] = {
-	[GT_REC_OFFCPU] = "offcpu",   [GT_REC_SAMPLE] = "sample",
-	[GT_REC_CALL] = "call",	      [GT_REC_UNIT] = "unit",
-	[GT_REC_GPU_LAUNCH] = "gpu_launch", [GT_REC_GPU_OP] = "gpu_op",
-	[GT_REC_GPU_BATCH] = "gpu_batch", [GT_REC_TASK] = "task",
-	[GT_REC_NAME] = "name",	      [GT_REC_LOSS] = "loss",
+    [GT_REC_OFFCPU] = "offcpu",
+    [GT_REC_SAMPLE] = "sample",
+    [GT_REC_CALL] = "call",
+    [GT_REC_UNIT] = "unit",
+    [GT_REC_GPU_LAUNCH] = "gpu_launch",
+    [GT_REC_GPU_OP] = "gpu_op",
+    [GT_REC_GPU_BATCH] = "gpu_batch",
+    [GT_REC_TASK] = "task",
+    [GT_REC_NAME] = "name",
+    [GT_REC_LOSS] = "loss",
 };
 
 static void usage(FILE *f)
@@ -94,9 +99,9 @@ static const char *hdr(const struct capture *c, const char *key)
 int cmd_info(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
+	    {"format", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
 	struct info_stats s = {};
 	struct capture *c = NULL;
@@ -179,9 +184,21 @@ int cmd_info(int argc, char **argv)
 		json_obj_begin(&j);
 		{
 			static const char *const keys[] = {
-				"gaptrace_version", "host", "kernel", "arch", "cmdline", "mode",
-				"pid", "comm", "exe", "start_mono_ns", "start_real_ns",
-				"sched_attach", "sample_period_ns", "ringbuf_bytes", "gpu_source",
+			    "gaptrace_version",
+			    "host",
+			    "kernel",
+			    "arch",
+			    "cmdline",
+			    "mode",
+			    "pid",
+			    "comm",
+			    "exe",
+			    "start_mono_ns",
+			    "start_real_ns",
+			    "sched_attach",
+			    "sample_period_ns",
+			    "ringbuf_bytes",
+			    "gpu_source",
 			};
 
 			for (size_t i = 0; i < GT_ARRAY_SIZE(keys); i++)
@@ -221,14 +238,15 @@ int cmd_info(int argc, char **argv)
 		json_obj_end(&j);
 	} else {
 		static const char *const bnames[NBLOCK_KINDS] = {
-			"HEADER", "EVENTS", "STACKS", "SYMBOLS", "MAPPINGS", "COUNTERS", "PROBES", "END",
+		    "HEADER",	"EVENTS",   "STACKS", "SYMBOLS",
+		    "MAPPINGS", "COUNTERS", "PROBES", "END",
 		};
 
 		printf("capture:  %s (%s, format %u.%u, %s)\n", capture__path(c),
 		       gt_fmt_bytes(capture__size(c), d1, sizeof(d1)), maj, min,
 		       capture__truncated(c) ? "TRUNCATED"
-		       : s.blocks[7]	      ? "complete"
-					      : "no END block: recorder stopped abruptly");
+		       : s.blocks[7]	     ? "complete"
+					     : "no END block: recorder stopped abruptly");
 		printf("recorded: gaptrace %s on %s, %s %s\n", hdr(c, "gaptrace_version"),
 		       hdr(c, "host"), hdr(c, "kernel"), hdr(c, "arch"));
 		printf("target:   pid %s (%s), %s mode%s%s\n", hdr(c, "pid"), hdr(c, "comm"),
@@ -260,24 +278,25 @@ int cmd_info(int argc, char **argv)
 		       "%llu; GPU records truncated %llu, dropped by producer %llu%s\n",
 		       (unsigned long long)lost, (unsigned long long)s.counters_lost_ringbuf,
 		       (unsigned long long)s.counters_lost_map,
-		       (unsigned long long)s.counters_lost_stack,
-		       (unsigned long long)r->lost_gpu, (unsigned long long)r->lost_producer,
+		       (unsigned long long)s.counters_lost_stack, (unsigned long long)r->lost_gpu,
+		       (unsigned long long)r->lost_producer,
 		       lost ? "  <- raise record --ringbuf-size" : "");
 		printf("GPU:      %zu device(s), %llu ops, %zu gaps >= 1 ms\n", r->ndevices,
 		       (unsigned long long)(r->ndevices ? r->devices[0].ops : 0), r->ngaps);
 		if (r->clock.pairs)
-			printf("clock:    %llu ops matched to launches; launch->start min %s, p50 %s, "
-			       "p99 %s; %llu violations%s\n",
-			       (unsigned long long)r->clock.pairs,
-			       gt_fmt_dur(r->clock.min_ns > 0 ? (uint64_t)r->clock.min_ns : 0, d1,
-					  sizeof(d1)),
-			       gt_fmt_dur(r->clock.p50_ns > 0 ? (uint64_t)r->clock.p50_ns : 0, d2,
-					  sizeof(d2)),
-			       gt_fmt_dur(r->clock.p99_ns > 0 ? (uint64_t)r->clock.p99_ns : 0, d3,
-					  sizeof(d3)),
-			       (unsigned long long)r->clock.violations,
-			       r->clock.violations ? " (GPU clock NOT aligned with CLOCK_MONOTONIC)"
-						   : " (aligned)");
+			printf(
+			    "clock:    %llu ops matched to launches; launch->start min %s, p50 %s, "
+			    "p99 %s; %llu violations%s\n",
+			    (unsigned long long)r->clock.pairs,
+			    gt_fmt_dur(r->clock.min_ns > 0 ? (uint64_t)r->clock.min_ns : 0, d1,
+				       sizeof(d1)),
+			    gt_fmt_dur(r->clock.p50_ns > 0 ? (uint64_t)r->clock.p50_ns : 0, d2,
+				       sizeof(d2)),
+			    gt_fmt_dur(r->clock.p99_ns > 0 ? (uint64_t)r->clock.p99_ns : 0, d3,
+				       sizeof(d3)),
+			    (unsigned long long)r->clock.violations,
+			    r->clock.violations ? " (GPU clock NOT aligned with CLOCK_MONOTONIC)"
+						: " (aligned)");
 		else
 			printf("clock:    no GPU op could be matched to a launch call\n");
 		for (size_t i = 0; i < r->nwarnings; i++)

@@ -14,14 +14,14 @@ static const struct cmd {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } cmds[] = {
-	{ "record", cmd_record, "trace a running process (-p PID) or a command into a capture" },
-	{ "report", cmd_report, "explain each GPU idle gap of a capture (text, json, csv)" },
-	{ "flame", cmd_flame, "flame graph of gap time by stack (folded stacks or interactive SVG)" },
-	{ "diff", cmd_diff, "compare two captures: what changed, and is it more than noise" },
-	{ "export", cmd_export, "timeline for the Perfetto UI (Chrome trace JSON): threads, GPU, gaps" },
-	{ "info", cmd_info, "what a capture holds: header, blocks, lost events, clock check" },
-	{ "doctor", cmd_doctor, "check this host: privileges, BTF, tracepoints, uprobes" },
-	{ "dump", cmd_dump, "print every record of a capture, one per line (debugging)" },
+    {"record", cmd_record, "trace a running process (-p PID) or a command into a capture"},
+    {"report", cmd_report, "explain each GPU idle gap of a capture (text, json, csv)"},
+    {"flame", cmd_flame, "flame graph of gap time by stack (folded stacks or interactive SVG)"},
+    {"diff", cmd_diff, "compare two captures: what changed, and is it more than noise"},
+    {"export", cmd_export, "timeline for the Perfetto UI (Chrome trace JSON): threads, GPU, gaps"},
+    {"info", cmd_info, "what a capture holds: header, blocks, lost events, clock check"},
+    {"doctor", cmd_doctor, "check this host: privileges, BTF, tracepoints, uprobes"},
+    {"dump", cmd_dump, "print every record of a capture, one per line (debugging)"},
 };
 
 static void usage(FILE *f)

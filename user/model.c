@@ -16,10 +16,10 @@
 #include "util.h"
 
 const char *const gt_cat_names[GT_CAT_MAX] = {
-	"scheduler", "lock", "allocator", "wait", "io", "sleep", "cuda", "cpu", "unknown",
+    "scheduler", "lock", "allocator", "wait", "io", "sleep", "cuda", "cpu", "unknown",
 };
 
-const char *const gt_gap_kind_names[3] = { "inter-unit", "intra-unit", "unscoped" };
+const char *const gt_gap_kind_names[3] = {"inter-unit", "intra-unit", "unscoped"};
 
 int gt_cat_parse(const char *name)
 {
@@ -68,7 +68,7 @@ void u64map_put(struct u64map *m, uint64_t key, uint64_t val)
 	size_t i;
 
 	if ((m->n + 1) * 2 > m->cap) {
-		struct u64map n = { .cap = m->cap ? m->cap * 2 : 256 };
+		struct u64map n = {.cap = m->cap ? m->cap * 2 : 256};
 
 		n.keys = gt_xmalloc(n.cap * sizeof(uint64_t));
 		n.vals = gt_xmalloc(n.cap * sizeof(uint64_t));
@@ -206,7 +206,6 @@ static char *dup_n(const char *s, size_t n)
 	return d;
 }
 
-
 struct pass1 {
 	struct model *m;
 	struct an_result *r;
@@ -232,7 +231,7 @@ static void add_launch(struct model *m, uint64_t op_id, uint64_t ts, uint32_t pi
 	if (u64map_get(&m->launch_idx, op_id, &idx))
 		return;
 	gt_grow((void **)&m->launches, &m->launches_cap, m->nlaunches, sizeof(*m->launches));
-	m->launches[m->nlaunches] = (struct m_launch){ ts, pid, tid };
+	m->launches[m->nlaunches] = (struct m_launch){ts, pid, tid};
 	u64map_put(&m->launch_idx, op_id, m->nlaunches++);
 }
 
@@ -245,7 +244,7 @@ static void add_unit_event(struct model *m, uint64_t id, uint64_t ts, uint32_t t
 	if (!u64map_get(&m->unit_idx, id, &idx)) {
 		gt_grow((void **)&m->units, &m->units_cap, m->nunits, sizeof(*m->units));
 		idx = m->nunits++;
-		m->units[idx] = (struct m_unit){ .id = id, .tid = tid, .source = UNIT_USDT };
+		m->units[idx] = (struct m_unit){.id = id, .tid = tid, .source = UNIT_USDT};
 		u64map_put(&m->unit_idx, id, idx);
 	}
 	u = &m->units[idx];
@@ -261,7 +260,7 @@ static void add_unit_event(struct model *m, uint64_t id, uint64_t ts, uint32_t t
 static void add_loss(struct model *m, uint64_t from, uint64_t to)
 {
 	gt_grow((void **)&m->losses, &m->losses_cap, m->nlosses, sizeof(*m->losses));
-	m->losses[m->nlosses++] = (struct m_window){ from, to };
+	m->losses[m->nlosses++] = (struct m_window){from, to};
 }
 
 static void task_event(struct pass1 *p, const struct gt_task *t)
@@ -315,9 +314,9 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 				break;
 			}
 			gt_grow((void **)&m->ops, &m->ops_cap, m->nops, sizeof(*m->ops));
-			m->ops[m->nops++] = (struct m_op){ gr->start_ns, gr->end_ns, gr->op_id,
-							   gr->device,	 gr->stream, g->pid,
-							   g->tid,	 gr->kind };
+			m->ops[m->nops++] =
+			    (struct m_op){gr->start_ns, gr->end_ns, gr->op_id, gr->device,
+					  gr->stream,	g->pid,	    g->tid,    gr->kind};
 			note_ts(p, gr->start_ns);
 			note_ts(p, gr->end_ns);
 			break;
@@ -329,8 +328,8 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 			if (gr->end_ns >= gr->start_ns && gr->start_ns) {
 				gt_grow((void **)&m->ranges, &m->ranges_cap, m->nranges,
 					sizeof(*m->ranges));
-				m->ranges[m->nranges++] = (struct m_range){ gr->start_ns, gr->end_ns,
-									    gr->tid, gr->name_id };
+				m->ranges[m->nranges++] = (struct m_range){gr->start_ns, gr->end_ns,
+									   gr->tid, gr->name_id};
 			}
 			break;
 		case 7: /* producer dropped records */
@@ -392,19 +391,18 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		if (pr && (pr->launch || pr->sync) && c->exit_ns >= c->enter_ns) {
 			gt_grow((void **)&m->hostcalls, &m->hostcalls_cap, m->nhostcalls,
 				sizeof(*m->hostcalls));
-			m->hostcalls[m->nhostcalls++] = (struct m_hostcall){
-				c->enter_ns, c->exit_ns, c->pid, c->tid, pr->sync
-			};
+			m->hostcalls[m->nhostcalls++] =
+			    (struct m_hostcall){c->enter_ns, c->exit_ns, c->pid, c->tid, pr->sync};
 		}
 		if (pr && pr->unit && c->exit_ns >= c->enter_ns &&
 		    (!m->opts.unit_func || !strcmp(m->opts.unit_func, pr->name))) {
 			/* Function units: each call is one unit, numbered in order. */
 			gt_grow((void **)&m->units, &m->units_cap, m->nunits, sizeof(*m->units));
-			m->units[m->nunits] = (struct m_unit){ .id = m->nunits,
-							       .begin = c->enter_ns,
-							       .end = c->exit_ns,
-							       .tid = c->tid,
-							       .source = UNIT_FUNC };
+			m->units[m->nunits] = (struct m_unit){.id = m->nunits,
+							      .begin = c->enter_ns,
+							      .end = c->exit_ns,
+							      .tid = c->tid,
+							      .source = UNIT_FUNC};
 			m->nunits++;
 		}
 		break;
@@ -586,7 +584,7 @@ static void host_view_ops(struct model *m)
 		if (!busy_from)
 			continue;
 		gt_grow((void **)&m->ops, &m->ops_cap, m->nops, sizeof(*m->ops));
-		m->ops[m->nops++] = (struct m_op){ busy_from, h->exit, id, 0, 0, h->pid, h->tid, 1 };
+		m->ops[m->nops++] = (struct m_op){busy_from, h->exit, id, 0, 0, h->pid, h->tid, 1};
 		add_launch(m, id, busy_from, h->pid, h->tid);
 		id++;
 		busy_from = 0;
@@ -596,7 +594,7 @@ static void host_view_ops(struct model *m)
 
 static int pass1(struct capture *c, struct model *m, struct an_result *r)
 {
-	struct pass1 p = { .m = m, .r = r };
+	struct pass1 p = {.m = m, .r = r};
 	struct capture_block b;
 	int ret;
 
@@ -734,17 +732,17 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		if (on < off)
 			break;
 		mo = (struct m_off){
-			.off = off,
-			.wake = o->wake_ns && o->wake_ns >= off && o->wake_ns <= on ? o->wake_ns : 0,
-			.on = on,
-			.flags = o->flags,
-			.state = o->state,
-			.waker_tid = o->waker_tid,
-			.waker_syscall = o->waker_syscall,
-			.syscall = o->syscall_nr,
-			.ustack = o->ustack_id,
-			.kstack = o->kstack_id,
-			.args = { o->args[0], o->args[1], o->args[2] },
+		    .off = off,
+		    .wake = o->wake_ns && o->wake_ns >= off && o->wake_ns <= on ? o->wake_ns : 0,
+		    .on = on,
+		    .flags = o->flags,
+		    .state = o->state,
+		    .waker_tid = o->waker_tid,
+		    .waker_syscall = o->waker_syscall,
+		    .syscall = o->syscall_nr,
+		    .ustack = o->ustack_id,
+		    .kstack = o->kstack_id,
+		    .args = {o->args[0], o->args[1], o->args[2]},
 		};
 		keep_off(m, o->tid, &mo);
 		if (!in_windows(m, off, on))
@@ -764,13 +762,14 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		 * before in wall time when the thread blocked in between: keep
 		 * samples up to SAMPLE_REACH after a window.
 		 */
-		if (!in_windows(m, s->hdr.ts_ns > SAMPLE_REACH_NS ? s->hdr.ts_ns - SAMPLE_REACH_NS : 0,
+		if (!in_windows(m,
+				s->hdr.ts_ns > SAMPLE_REACH_NS ? s->hdr.ts_ns - SAMPLE_REACH_NS : 0,
 				s->hdr.ts_ns + m->sample_period))
 			break;
 		t = model__thread(m, s->tid, true);
 		gt_grow((void **)&t->samples, &t->samples_cap, t->nsamples, sizeof(*t->samples));
-		t->samples[t->nsamples++] = (struct m_sample){ s->hdr.ts_ns, s->syscall_nr,
-							       s->ustack_id, s->kstack_id, s->flags };
+		t->samples[t->nsamples++] = (struct m_sample){s->hdr.ts_ns, s->syscall_nr,
+							      s->ustack_id, s->kstack_id, s->flags};
 		break;
 	}
 	case GT_REC_CALL: {
@@ -783,7 +782,7 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		pr = model__probe(m, c->func_id);
 		if (!pr || pr->cat < 0)
 			break;
-		mc = (struct m_call){ c->enter_ns, c->exit_ns, pr->cat, c->func_id };
+		mc = (struct m_call){c->enter_ns, c->exit_ns, pr->cat, c->func_id};
 		keep_call(m, c->tid, &mc);
 		if (!in_windows(m, c->enter_ns, c->exit_ns))
 			break;
@@ -802,12 +801,12 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		    gr->end_ns < gr->start_ns)
 			break;
 		cat = GT_CAT_CUDA;
-		keep_call(m, gr->tid, &(struct m_call){ gr->start_ns, gr->end_ns, cat, UINT32_MAX });
+		keep_call(m, gr->tid, &(struct m_call){gr->start_ns, gr->end_ns, cat, UINT32_MAX});
 		if (!in_windows(m, gr->start_ns, gr->end_ns))
 			break;
 		t = model__thread(m, gr->tid, true);
 		gt_grow((void **)&t->calls, &t->calls_cap, t->ncalls, sizeof(*t->calls));
-		t->calls[t->ncalls++] = (struct m_call){ gr->start_ns, gr->end_ns, cat, UINT32_MAX };
+		t->calls[t->ncalls++] = (struct m_call){gr->start_ns, gr->end_ns, cat, UINT32_MAX};
 		break;
 	}
 	default:
@@ -844,8 +843,8 @@ static void pass2(struct capture *c, struct model *m, struct an_result *r)
 	m->nwindows = 0;
 	for (size_t i = 0; i < r->ngaps; i++) {
 		gt_grow((void **)&m->windows, &m->windows_cap, m->nwindows, sizeof(*m->windows));
-		m->windows[m->nwindows++] = (struct m_window){ r->gaps[i].start_ns,
-							       r->gaps[i].end_ns };
+		m->windows[m->nwindows++] =
+		    (struct m_window){r->gaps[i].start_ns, r->gaps[i].end_ns};
 	}
 	m->nwindows = merge_windows(m->windows, m->nwindows);
 	if (!m->nwindows && !m->opts.keep_all)

@@ -91,12 +91,12 @@ struct m_thread {
 };
 
 /* Classification bits of a stack, computed once per stack id. */
-#define STK_LOCK 0x01	 /* leaf-most sync frame is a lock */
+#define STK_LOCK    0x01 /* leaf-most sync frame is a lock */
 #define STK_HANDOFF 0x02 /* leaf-most sync frame is a condvar/park/join */
-#define STK_ALLOC 0x04	 /* an allocator frame */
-#define STK_CUDA 0x08	 /* a CUDA driver/runtime frame */
-#define STK_FAULT 0x10	 /* kernel: page fault or mm syscall */
-#define STK_UPROBE 0x20	 /* kernel: handling one of our uprobes (tracer overhead) */
+#define STK_ALLOC   0x04 /* an allocator frame */
+#define STK_CUDA    0x08 /* a CUDA driver/runtime frame */
+#define STK_FAULT   0x10 /* kernel: page fault or mm syscall */
+#define STK_UPROBE  0x20 /* kernel: handling one of our uprobes (tracer overhead) */
 
 struct m_stack {
 	int32_t id;
@@ -116,8 +116,8 @@ struct m_sym {
 struct m_probe {
 	uint32_t func_id;
 	char *name;
-	int cat;   /* gt_cat, or -1 */
-	bool unit; /* category "unit" */
+	int cat;     /* gt_cat, or -1 */
+	bool unit;   /* category "unit" */
 	bool launch; /* libcuda launch/copy entry point (host-side GPU view) */
 	bool sync;   /* libcuda synchronize: GPU work done when it returns */
 };
@@ -134,7 +134,7 @@ struct model {
 	uint64_t start, end;
 	uint64_t sample_period;
 	uint64_t nsamples_total; /* sample records in the whole capture */
-	uint64_t sampling_from; /* samplers attached (before: no samples expected) */
+	uint64_t sampling_from;	 /* samplers attached (before: no samples expected) */
 
 	struct m_op *ops;
 	size_t nops, ops_cap;

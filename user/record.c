@@ -36,13 +36,13 @@
 #include "unwind.h"
 #include "util.h"
 
-#define FLUSH_NS (250 * NSEC_PER_MSEC)
-#define STATS_NS (250 * NSEC_PER_MSEC)
-#define PROGRESS_NS (500 * NSEC_PER_MSEC)
-#define RESCAN_NS (250 * NSEC_PER_MSEC)
-#define MAX_DEVICES 64
-#define KERNEL_ADDR_MIN 0xffff800000000000ULL
-#define DWARF_SLOTS 1024	  /* threads with a snapshot slot at once (--stacks dwarf) */
+#define FLUSH_NS	   (250 * NSEC_PER_MSEC)
+#define STATS_NS	   (250 * NSEC_PER_MSEC)
+#define PROGRESS_NS	   (500 * NSEC_PER_MSEC)
+#define RESCAN_NS	   (250 * NSEC_PER_MSEC)
+#define MAX_DEVICES	   64
+#define KERNEL_ADDR_MIN	   0xffff800000000000ULL
+#define DWARF_SLOTS	   1024 /* threads with a snapshot slot at once (--stacks dwarf) */
 #define DWARF_SAMPLE_BYTES 4096 /* snapshot per CPU sample with --dwarf-samples */
 
 struct record_opts {
@@ -60,8 +60,8 @@ struct record_opts {
 	uint32_t dwarf_sample_bytes; /* --dwarf-samples: snapshot size, 0 off */
 	bool default_probes;
 	bool follow_children;
-	int progress; /* -1 auto (tty), 0 off, 1 on */
-	const char *attach;  /* auto, tp_btf, raw_tp */
+	int progress;	    /* -1 auto (tty), 0 off, 1 on */
+	const char *attach; /* auto, tp_btf, raw_tp */
 	struct probe_table probes;
 	struct gpu_setup gpu;
 	const char *cupti_lib;
@@ -104,7 +104,7 @@ struct recorder {
 	uint64_t last_stats_ns, last_flush_ns, last_progress_ns, last_rescan_ns;
 	uint64_t events, events_at_progress, gpu_ops, gaps;
 	uint64_t lost_loss_records;
-	uint64_t misses; /* BPF program runs skipped by the kernel */
+	uint64_t misses;	   /* BPF program runs skipped by the kernel */
 	uint64_t sampling_from_ns; /* when the samplers were attached */
 	uint64_t dev_last_end[MAX_DEVICES];
 	bool rescan;
@@ -114,10 +114,10 @@ struct recorder {
 	const char *exe;   /* launch mode: the resolved command */
 	int write_err;
 	const char *stop_reason;
-	struct unwinder *unw;  /* --stacks dwarf */
-	struct fp_audit *fpa;  /* --stacks fp */
+	struct unwinder *unw; /* --stacks dwarf */
+	struct fp_audit *fpa; /* --stacks fp */
 	struct dwarf_pending dwarf_pend[64];
-	uint64_t dwarf_used;   /* records whose ustack_id became a DWARF stack */
+	uint64_t dwarf_used; /* records whose ustack_id became a DWARF stack */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -134,7 +134,7 @@ static bool keyset_add(struct keyset *s, uint64_t key)
 	/* 0 marks an empty slot, so store key + 1 (keys never equal UINT64_MAX). */
 	key += 1;
 	if ((s->n + 1) * 2 > s->cap) {
-		struct keyset ns = { .cap = s->cap ? s->cap * 2 : 1024 };
+		struct keyset ns = {.cap = s->cap ? s->cap * 2 : 1024};
 
 		ns.keys = gt_xcalloc(ns.cap, sizeof(uint64_t));
 		for (i = 0; i < s->cap; i++)
@@ -315,11 +315,11 @@ static void split_batch(struct recorder *r, const struct gt_gpu_batch *b, size_t
 	}
 	if (b->dropped) {
 		struct gt_loss l = {
-			.hdr = { GT_REC_LOSS, sizeof(l), b->hdr.cpu, b->hdr.ts_ns },
-			.from_ns = b->hdr.ts_ns,
-			.to_ns = b->hdr.ts_ns,
-			.count = b->dropped,
-			.kind = GT_LOSS_GPU,
+		    .hdr = {GT_REC_LOSS, sizeof(l), b->hdr.cpu, b->hdr.ts_ns},
+		    .from_ns = b->hdr.ts_ns,
+		    .to_ns = b->hdr.ts_ns,
+		    .count = b->dropped,
+		    .kind = GT_LOSS_GPU,
 		};
 
 		put_event(r, &l, sizeof(l));
@@ -433,15 +433,14 @@ static void read_stats(struct recorder *r, uint64_t *out)
 	}
 }
 
-static void emit_loss(struct recorder *r, uint32_t kind, uint64_t count, uint64_t from,
-		      uint64_t to)
+static void emit_loss(struct recorder *r, uint32_t kind, uint64_t count, uint64_t from, uint64_t to)
 {
 	struct gt_loss l = {
-		.hdr = { GT_REC_LOSS, sizeof(l), 0, to },
-		.from_ns = from,
-		.to_ns = to,
-		.count = count,
-		.kind = kind,
+	    .hdr = {GT_REC_LOSS, sizeof(l), 0, to},
+	    .from_ns = from,
+	    .to_ns = to,
+	    .count = count,
+	    .kind = kind,
 	};
 
 	put_event(r, &l, sizeof(l));
@@ -458,8 +457,7 @@ static void poll_stats(struct recorder *r, uint64_t now)
 		emit_loss(r, GT_LOSS_RINGBUF, cur[GT_STAT_RB_LOST] - r->stats[GT_STAT_RB_LOST],
 			  r->last_stats_ns, now);
 	if (cur[GT_STAT_STACK_LOST] > r->stats[GT_STAT_STACK_LOST])
-		emit_loss(r, GT_LOSS_STACK,
-			  cur[GT_STAT_STACK_LOST] - r->stats[GT_STAT_STACK_LOST],
+		emit_loss(r, GT_LOSS_STACK, cur[GT_STAT_STACK_LOST] - r->stats[GT_STAT_STACK_LOST],
 			  r->last_stats_ns, now);
 	if (cur[GT_STAT_MAP_FULL] > r->stats[GT_STAT_MAP_FULL])
 		emit_loss(r, GT_LOSS_MAP_FULL, cur[GT_STAT_MAP_FULL] - r->stats[GT_STAT_MAP_FULL],
@@ -483,8 +481,8 @@ static void flush_all(struct recorder *r)
 		capture_buf__reset(&r->stacks_buf);
 	}
 	if (!err && r->syms_buf.len) {
-		err = capture_writer__block(r->w, GT_BLK_SYMBOLS, r->syms_buf.data,
-					    r->syms_buf.len);
+		err =
+		    capture_writer__block(r->w, GT_BLK_SYMBOLS, r->syms_buf.data, r->syms_buf.len);
 		capture_buf__reset(&r->syms_buf);
 	}
 	if (!err)
@@ -535,8 +533,8 @@ static void header_kv(struct recorder *r, struct capture_buf *kv, int argc, char
 	capture_buf__kv(kv, "kernel", "%s %s", u.sysname, u.release);
 	capture_buf__kv(kv, "arch", "%s", u.machine);
 	for (int i = 0; i < argc && off < sizeof(buf) - 1; i++)
-		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? " " : "",
-					argv[i]);
+		off +=
+		    (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? " " : "", argv[i]);
 	capture_buf__kv(kv, "cmdline", "%s", buf);
 	capture_buf__kv(kv, "mode", "%s", r->child ? "launch" : "attach");
 	capture_buf__kv(kv, "pid", "%d", r->pid);
@@ -561,8 +559,8 @@ static void header_kv(struct recorder *r, struct capture_buf *kv, int argc, char
 	if (r->o->cmd) {
 		off = 0;
 		for (int i = 0; r->o->cmd[i] && off < sizeof(buf) - 1; i++)
-			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s",
-						i ? " " : "", r->o->cmd[i]);
+			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? " " : "",
+						r->o->cmd[i]);
 		capture_buf__kv(kv, "target_cmdline", "%s", buf);
 	}
 	capture_buf__kv(kv, "start_mono_ns", "%llu", (unsigned long long)r->start_ns);
@@ -735,17 +733,18 @@ struct sched_prog {
 	struct bpf_link **btf_link, **raw_link;
 };
 
-#define SCHED_PROG(s, name)                                                                 \
-	{ (s)->progs.btf_##name, (s)->progs.raw_##name, &(s)->links.btf_##name,             \
-	  &(s)->links.raw_##name }
+#define SCHED_PROG(s, name)                                                           \
+	{                                                                             \
+		(s)->progs.btf_##name, (s)->progs.raw_##name, &(s)->links.btf_##name, \
+		    &(s)->links.raw_##name                                            \
+	}
 
 static size_t sched_progs(struct gaptrace_bpf *s, struct sched_prog *out)
 {
 	const struct sched_prog progs[] = {
-		SCHED_PROG(s, sched_switch), SCHED_PROG(s, sched_waking),
-		SCHED_PROG(s, sched_wakeup), SCHED_PROG(s, sched_fork),
-		SCHED_PROG(s, sched_exit),   SCHED_PROG(s, sched_exec),
-		SCHED_PROG(s, task_rename),
+	    SCHED_PROG(s, sched_switch), SCHED_PROG(s, sched_waking), SCHED_PROG(s, sched_wakeup),
+	    SCHED_PROG(s, sched_fork),	 SCHED_PROG(s, sched_exit),   SCHED_PROG(s, sched_exec),
+	    SCHED_PROG(s, task_rename),
 	};
 
 	memcpy(out, progs, sizeof(progs));
@@ -789,8 +788,8 @@ static int attach_sched(struct recorder *r)
 		if (!*link) {
 			int err = -errno;
 
-			gt_err("cannot attach %s: %s; run 'gaptrace doctor'", bpf_program__name(prog),
-			       strerror(errno));
+			gt_err("cannot attach %s: %s; run 'gaptrace doctor'",
+			       bpf_program__name(prog), strerror(errno));
 			return err;
 		}
 	}
@@ -821,7 +820,7 @@ static void emit_threads(struct recorder *r, pid_t pid)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		struct gt_task t = { .hdr = { GT_REC_TASK, sizeof(t), 0, gt_now_mono_ns() } };
+		struct gt_task t = {.hdr = {GT_REC_TASK, sizeof(t), 0, gt_now_mono_ns()}};
 		pid_t tid = (pid_t)atoi(de->d_name);
 		char p2[96];
 
@@ -858,7 +857,7 @@ static int emit_mappings_cb(const struct syms_mapping *m, void *ctx)
 static void emit_mappings(struct recorder *r, pid_t pid)
 {
 	struct capture_buf b = {};
-	struct mappings_ctx mc = { &b, (uint32_t)pid };
+	struct mappings_ctx mc = {&b, (uint32_t)pid};
 
 	syms_read_mappings((uint32_t)pid, emit_mappings_cb, &mc);
 	if (b.len)
@@ -898,7 +897,7 @@ static void drain_open_intervals(struct recorder *r)
 	} si;
 
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct gt_offcpu o = { .hdr = { GT_REC_OFFCPU, sizeof(o), 0, r->end_ns } };
+		struct gt_offcpu o = {.hdr = {GT_REC_OFFCPU, sizeof(o), 0, r->end_ns}};
 		char path[64], buf[512];
 
 		key = next;
@@ -941,7 +940,7 @@ static void drain_open_intervals(struct recorder *r)
 	} cs;
 
 	while (bpf_map_get_next_key(fd, cprev, &cnext) == 0) {
-		struct gt_call c = { .hdr = { GT_REC_CALL, sizeof(c), 0, r->end_ns } };
+		struct gt_call c = {.hdr = {GT_REC_CALL, sizeof(c), 0, r->end_ns}};
 
 		ckey = cnext;
 		cprev = &ckey;
@@ -974,7 +973,8 @@ static void write_counters(struct recorder *r, uint32_t type)
 	capture_buf__kv(&kv, "lost.ringbuf.other", "%llu",
 			(unsigned long long)r->stats[GT_STAT_RB_LOST_OTHER]);
 	capture_buf__kv(&kv, "lost.prog_misses", "%llu", (unsigned long long)r->misses);
-	capture_buf__kv(&kv, "lost.stack", "%llu", (unsigned long long)r->stats[GT_STAT_STACK_LOST]);
+	capture_buf__kv(&kv, "lost.stack", "%llu",
+			(unsigned long long)r->stats[GT_STAT_STACK_LOST]);
 	capture_buf__kv(&kv, "lost.map_full", "%llu",
 			(unsigned long long)r->stats[GT_STAT_MAP_FULL]);
 	capture_buf__kv(&kv, "lost.gpu_truncated", "%llu",
@@ -1020,7 +1020,7 @@ static void write_counters(struct recorder *r, uint32_t type)
 
 static bool target_exited(struct recorder *r)
 {
-	struct pollfd p = { .fd = r->pidfd, .events = POLLIN };
+	struct pollfd p = {.fd = r->pidfd, .events = POLLIN};
 
 	if (r->pidfd < 0 || poll(&p, 1, 0) <= 0)
 		return false;
@@ -1125,10 +1125,11 @@ static void report_cpu(struct recorder *r)
 		gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU); dwarf: "
 			"%llu snapshots (%s, %llu B each in the ring buffer), %llu unwound (%.0f "
 			"us each), %llu dropped, %llu without a slot",
-			user, sys, secs > 0 ? 100.0 * (user + sys) / secs : 0.0, (unsigned long long)n,
+			user, sys, secs > 0 ? 100.0 * (user + sys) / secs : 0.0,
+			(unsigned long long)n,
 			gt_fmt_bytes(r->stats[GT_STAT_USTACK_BYTES], size, sizeof(size)),
 			(unsigned long long)(n ? offsetof(struct gt_ustack, data) +
-						 r->stats[GT_STAT_USTACK_BYTES] / n
+						     r->stats[GT_STAT_USTACK_BYTES] / n
 					       : 0),
 			(unsigned long long)(us.snapshots - us.failed),
 			us.snapshots ? (double)us.cpu_ns / 1e3 / (double)us.snapshots : 0.0,
@@ -1242,29 +1243,29 @@ enum {
 static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "sample-period", required_argument, NULL, 'F' },
-		{ "probe", required_argument, NULL, OPT_PROBE },
-		{ "unit", required_argument, NULL, OPT_UNIT },
-		{ "no-default-probes", no_argument, NULL, OPT_NO_DEFAULT },
-		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
-		{ "stacks", required_argument, NULL, OPT_STACKS },
-		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
-		{ "dwarf-min", required_argument, NULL, OPT_DWARF_MIN },
-		{ "dwarf-samples", no_argument, NULL, OPT_DWARF_SAMPLES },
-		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
-		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
-		{ "min-gap", required_argument, NULL, OPT_MIN_GAP },
-		{ "attach", required_argument, NULL, OPT_ATTACH },
-		{ "gpu", required_argument, NULL, OPT_GPU },
-		{ "cupti-lib", required_argument, NULL, OPT_CUPTI_LIB },
-		{ "progress", no_argument, NULL, OPT_PROGRESS },
-		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"sample-period", required_argument, NULL, 'F'},
+	    {"probe", required_argument, NULL, OPT_PROBE},
+	    {"unit", required_argument, NULL, OPT_UNIT},
+	    {"no-default-probes", no_argument, NULL, OPT_NO_DEFAULT},
+	    {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
+	    {"stacks", required_argument, NULL, OPT_STACKS},
+	    {"stack-bytes", required_argument, NULL, OPT_STACK_BYTES},
+	    {"dwarf-min", required_argument, NULL, OPT_DWARF_MIN},
+	    {"dwarf-samples", no_argument, NULL, OPT_DWARF_SAMPLES},
+	    {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+	    {"ringbuf-size", required_argument, NULL, OPT_RINGBUF},
+	    {"min-gap", required_argument, NULL, OPT_MIN_GAP},
+	    {"attach", required_argument, NULL, OPT_ATTACH},
+	    {"gpu", required_argument, NULL, OPT_GPU},
+	    {"cupti-lib", required_argument, NULL, OPT_CUPTI_LIB},
+	    {"progress", no_argument, NULL, OPT_PROGRESS},
+	    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
 	char err[256];
 	int c;
@@ -1337,7 +1338,8 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			o->dwarf = false;
 			break;
 		case OPT_STACKS:
-			if (strcmp(optarg, "fp") && strcmp(optarg, "dwarf") && strcmp(optarg, "none")) {
+			if (strcmp(optarg, "fp") && strcmp(optarg, "dwarf") &&
+			    strcmp(optarg, "none")) {
 				gt_err("bad --stacks '%s': use fp, dwarf or none", optarg);
 				return -1;
 			}
@@ -1459,8 +1461,8 @@ static int setup_bpf(struct recorder *r)
 	choose_sched_attach(r);
 	err = gaptrace_bpf__load(r->skel);
 	if (err) {
-		gt_err("cannot load the BPF programs (%s): run 'gaptrace doctor'%s",
-		       strerror(-err), gt_verbose ? "" : ", or -v for the verifier log");
+		gt_err("cannot load the BPF programs (%s): run 'gaptrace doctor'%s", strerror(-err),
+		       gt_verbose ? "" : ", or -v for the verifier log");
 		return err;
 	}
 	return 0;
@@ -1469,13 +1471,13 @@ static int setup_bpf(struct recorder *r)
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = {};
-	struct recorder r = { .o = &o, .pidfd = -1, .go_fd = -1 };
+	struct recorder r = {.o = &o, .pidfd = -1, .go_fd = -1};
 	struct capture_buf kv = {}, probes = {};
 	const char *kvs[64];
 	char err[512], exe[PATH_MAX];
 	int status_fd = -1, ret = GT_EXIT_FAIL, e;
 	uint8_t one = 1;
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 
 	if (parse_opts(argc, argv, &o)) {
 		probe_table__free(&o.probes);
@@ -1557,7 +1559,7 @@ int cmd_record(int argc, char **argv)
 		}
 		r.pidfd = open_pidfd(r.pid);
 	}
-	if (bpf_map_update_elem(bpf_map__fd(r.skel->maps.targets), &(uint32_t){ (uint32_t)r.pid },
+	if (bpf_map_update_elem(bpf_map__fd(r.skel->maps.targets), &(uint32_t){(uint32_t)r.pid},
 				&one, BPF_ANY)) {
 		gt_err("cannot register pid %d with the BPF side: %s", r.pid, strerror(errno));
 		goto cleanup;
@@ -1612,8 +1614,8 @@ int cmd_record(int argc, char **argv)
 		/* Libraries appear only after exec: scan again soon. */
 		r.last_rescan_ns = r.start_ns - RESCAN_NS + 20 * NSEC_PER_MSEC;
 	}
-	gt_info("recording pid %d (%s, %u USDT, %u uprobes, %u samplers; GPU: %s) to %s%s",
-		r.pid, r.attach_kind, attacher__usdt_links(r.att), attacher__uprobe_links(r.att),
+	gt_info("recording pid %d (%s, %u USDT, %u uprobes, %u samplers; GPU: %s) to %s%s", r.pid,
+		r.attach_kind, attacher__usdt_links(r.att), attacher__uprobe_links(r.att),
 		attacher__sample_events(r.att), o.gpu.source, o.output,
 		r.progress ? "" : "; Ctrl-C to stop");
 

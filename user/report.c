@@ -62,10 +62,9 @@ static void breakdown(const uint64_t *by_cat, uint64_t total, char *buf, size_t 
 	for (int i = 0; i < n && i < max && off < len; i++) {
 		char d[32];
 
-		off += (size_t)snprintf(buf + off, len - off, "%s%s %s (%.0f%%)", i ? ", " : "",
-					gt_cat_names[order[i]],
-					gt_fmt_dur(by_cat[order[i]], d, sizeof(d)),
-					pct(by_cat[order[i]], total));
+		off += (size_t)snprintf(
+		    buf + off, len - off, "%s%s %s (%.0f%%)", i ? ", " : "", gt_cat_names[order[i]],
+		    gt_fmt_dur(by_cat[order[i]], d, sizeof(d)), pct(by_cat[order[i]], total));
 	}
 	if (n > max && off < len)
 		snprintf(buf + off, len - off, ", +%d more", n - max);
@@ -74,7 +73,7 @@ static void breakdown(const uint64_t *by_cat, uint64_t total, char *buf, size_t 
 static void bar(FILE *f, double frac, int width)
 {
 	int full = (int)(frac * width * 8 + 0.5);
-	static const char *const parts[] = { "", "▏", "▎", "▍", "▌", "▋", "▊", "▉" };
+	static const char *const parts[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
 
 	for (int i = 0; i < full / 8; i++)
 		fputs("█", f);
@@ -95,8 +94,8 @@ static void print_chain(FILE *f, const struct an_result *r, const struct an_gap 
 		any |= hop_matters(g, &g->chain[i]);
 	if (!any)
 		return;
-	fprintf(f, "        critical path: %s:%u waited", an_result__thread_name(r, g->chain[0].tid),
-		g->chain[0].tid);
+	fprintf(f, "        critical path: %s:%u waited",
+		an_result__thread_name(r, g->chain[0].tid), g->chain[0].tid);
 	for (size_t i = 1; i < g->nchain; i++) {
 		const struct an_hop *h = &g->chain[i];
 		char b[200], d[32];
@@ -205,8 +204,9 @@ static void print_chains(FILE *f, const struct an_result *r)
 		for (size_t h = 0; h < g->nchain && off < sizeof(sig); h++) {
 			if (h && !hop_matters(g, &g->chain[h]))
 				continue;
-			off += (size_t)snprintf(sig + off, sizeof(sig) - off, "%s%s", h ? " <- " : "",
-						an_result__thread_name(r, g->chain[h].tid));
+			off +=
+			    (size_t)snprintf(sig + off, sizeof(sig) - off, "%s%s", h ? " <- " : "",
+					     an_result__thread_name(r, g->chain[h].tid));
 			if (h) {
 				ns += g->chain[h].to_ns - g->chain[h].from_ns;
 				for (int c = 0; c < GT_CAT_MAX; c++)
@@ -255,17 +255,17 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 		r->gpu_source, r->unit_source ? r->unit_source : "none",
 		(unsigned long long)r->units);
 	fprintf(f, "  lost events: %llu%s; gaps are idle time >= %s between GPU operations\n",
-		(unsigned long long)lost,
-		lost ? " (time near them is shown as unknown)" : "",
+		(unsigned long long)lost, lost ? " (time near them is shown as unknown)" : "",
 		gt_fmt_dur(o->an.min_gap_ns, d2, sizeof(d2)));
 	for (size_t i = 0; i < r->nwarnings; i++)
 		fprintf(f, "  warning: %s\n", r->warnings[i]);
 	fputc('\n', f);
 
 	if (!r->ndevices) {
-		fprintf(f, "No GPU activity was recorded, so there are no gaps to explain.\n"
-			   "Check that the program fires the gaptrace USDT probes or runs under the "
-			   "CUPTI library ('gaptrace info %s').\n",
+		fprintf(f,
+			"No GPU activity was recorded, so there are no gaps to explain.\n"
+			"Check that the program fires the gaptrace USDT probes or runs under the "
+			"CUPTI library ('gaptrace info %s').\n",
 			r->path);
 		return;
 	}
@@ -280,8 +280,9 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 	}
 	fputc('\n', f);
 
-	fprintf(f, "Where the gap time went (%zu gaps, %s; inter-unit %llu, intra-unit %llu, "
-		   "unscoped %llu)\n",
+	fprintf(f,
+		"Where the gap time went (%zu gaps, %s; inter-unit %llu, intra-unit %llu, "
+		"unscoped %llu)\n",
 		r->ngaps, gt_fmt_dur(r->gap_ns_total, d1, sizeof(d1)),
 		(unsigned long long)r->gaps_kind[GT_GAP_INTER],
 		(unsigned long long)r->gaps_kind[GT_GAP_INTRA],
@@ -301,7 +302,8 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 	fputc('\n', f);
 
 	if (!r->ngaps) {
-		fprintf(f, "No gaps of at least %s.\n", gt_fmt_dur(o->an.min_gap_ns, d1, sizeof(d1)));
+		fprintf(f, "No gaps of at least %s.\n",
+			gt_fmt_dur(o->an.min_gap_ns, d1, sizeof(d1)));
 	} else {
 		size_t n = r->ngaps < o->top ? r->ngaps : o->top;
 
@@ -317,15 +319,16 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 			char thr[48];
 
 			if (g->tid)
-				snprintf(thr, sizeof(thr), "%s:%u", an_result__thread_name(r, g->tid),
-					 g->tid);
+				snprintf(thr, sizeof(thr), "%s:%u",
+					 an_result__thread_name(r, g->tid), g->tid);
 			else
 				snprintf(thr, sizeof(thr), "(no launch record)");
 			breakdown(g->by_cat, g->duration_ns, b, sizeof(b), 4);
-			fprintf(f, "  %5u %4u %9.3fs %11s  %-10s  %-20s %s%s\n", g->index, g->device,
-				(g->start_ns - r->start_ns) / 1e9,
-				gt_fmt_dur(g->duration_ns, d1, sizeof(d1)), gt_gap_kind_names[g->kind],
-				thr, b, g->lossy ? "  [lost events nearby]" : "");
+			fprintf(f, "  %5u %4u %9.3fs %11s  %-10s  %-20s %s%s\n", g->index,
+				g->device, (g->start_ns - r->start_ns) / 1e9,
+				gt_fmt_dur(g->duration_ns, d1, sizeof(d1)),
+				gt_gap_kind_names[g->kind], thr, b,
+				g->lossy ? "  [lost events nearby]" : "");
 			print_chain(f, r, g);
 			print_holders(f, r, g);
 		}
@@ -334,9 +337,10 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 	print_chains(f, r);
 	flame__print_top_stacks(f, r, 3);
 	if (r->clock.pairs) {
-		fprintf(f, "\nClock check: %llu ops matched to their launch call; launch -> GPU start "
-			   "(queueing included) min %s, p50 %s, p99 %s; %llu started before their "
-			   "launch%s\n",
+		fprintf(f,
+			"\nClock check: %llu ops matched to their launch call; launch -> GPU start "
+			"(queueing included) min %s, p50 %s, p99 %s; %llu started before their "
+			"launch%s\n",
 			(unsigned long long)r->clock.pairs,
 			gt_fmt_dur((uint64_t)(r->clock.min_ns < 0 ? 0 : r->clock.min_ns), d1,
 				   sizeof(d1)),
@@ -634,58 +638,61 @@ int report__parse_unit(const char *spec, struct an_opts *an)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: gaptrace report FILE [options]\n"
-		"\n"
-		"Finds every GPU idle gap in a capture and splits it into the time its\n"
-		"critical thread (the one that launched the work ending the gap) spent:\n"
-		"  scheduler  runnable but waiting for a CPU (run queue, preemption)\n"
-		"  lock       blocked on a mutex/rwlock (futex on a contended lock)\n"
-		"  allocator  in malloc/free/malloc_trim, mmap/munmap/madvise/brk, page\n"
-		"             faults, CUDA host/device alloc and free\n"
-		"  wait       blocked on a hand-off (condvar, channel, epoll) whose waker\n"
-		"             could not be followed further\n"
-		"  io         blocked in or running file/socket I/O\n"
-		"  sleep      voluntary timed sleep\n"
-		"  cuda       in CUDA API calls (sync, launch) and launch latency\n"
-		"  cpu        other on-CPU work of the application\n"
-		"  unknown    time the data cannot explain (lost events, untraced thread)\n"
-		"Hand-off waits are followed to the thread that woke the waiter (the\n"
-		"critical path), so a worker waiting on a producer stuck in malloc_trim\n"
-		"counts as allocator time.  Each gap's categories sum to its length.\n"
-		"\n"
-		"Options:\n"
-		"  -f, --format text|json|csv|html\n"
-		"                              output format (default text; json follows\n"
-		"                              schema gaptrace.report/1, see docs/; html is\n"
-		"                              one offline page: GPU timeline, tables and\n"
-		"                              the flame graph)\n"
-		"  -n, --top N                 largest gaps listed in text (default 10)\n"
-		"  -m, --min-gap DUR           shortest idle time that is a gap (default 1ms)\n"
-		"  -u, --unit SPEC             work units: usdt (gaptrace:unit_begin/end),\n"
-		"                              func:FUNC (recorded with record --unit),\n"
-		"                              nvtx:GLOB (NVTX ranges named like GLOB, from\n"
-		"                              the CUPTI library),\n"
-		"                              burst:DUR (GPU bursts split by idle >= DUR,\n"
-		"                              default 10ms; used when nothing else exists)\n"
-		"      --depth N               critical-path hops to follow (default 4)\n"
-		"  -o, --output FILE           write to FILE instead of stdout\n"
-		"  -h, --help                  this help\n"
-		"\n"
-		"Exit codes: 0 ok (also for a truncated capture, with a warning), 1 the\n"
-		"file cannot be read, 2 bad usage.\n");
+	fprintf(f, "Usage: gaptrace report FILE [options]\n"
+		   "\n"
+		   "Finds every GPU idle gap in a capture and splits it into the time its\n"
+		   "critical thread (the one that launched the work ending the gap) spent:\n"
+		   "  scheduler  runnable but waiting for a CPU (run queue, preemption)\n"
+		   "  lock       blocked on a mutex/rwlock (futex on a contended lock)\n"
+		   "  allocator  in malloc/free/malloc_trim, mmap/munmap/madvise/brk, page\n"
+		   "             faults, CUDA host/device alloc and free\n"
+		   "  wait       blocked on a hand-off (condvar, channel, epoll) whose waker\n"
+		   "             could not be followed further\n"
+		   "  io         blocked in or running file/socket I/O\n"
+		   "  sleep      voluntary timed sleep\n"
+		   "  cuda       in CUDA API calls (sync, launch) and launch latency\n"
+		   "  cpu        other on-CPU work of the application\n"
+		   "  unknown    time the data cannot explain (lost events, untraced thread)\n"
+		   "Hand-off waits are followed to the thread that woke the waiter (the\n"
+		   "critical path), so a worker waiting on a producer stuck in malloc_trim\n"
+		   "counts as allocator time.  Each gap's categories sum to its length.\n"
+		   "\n"
+		   "Options:\n"
+		   "  -f, --format text|json|csv|html\n"
+		   "                              output format (default text; json follows\n"
+		   "                              schema gaptrace.report/1, see docs/; html is\n"
+		   "                              one offline page: GPU timeline, tables and\n"
+		   "                              the flame graph)\n"
+		   "  -n, --top N                 largest gaps listed in text (default 10)\n"
+		   "  -m, --min-gap DUR           shortest idle time that is a gap (default 1ms)\n"
+		   "  -u, --unit SPEC             work units: usdt (gaptrace:unit_begin/end),\n"
+		   "                              func:FUNC (recorded with record --unit),\n"
+		   "                              nvtx:GLOB (NVTX ranges named like GLOB, from\n"
+		   "                              the CUPTI library),\n"
+		   "                              burst:DUR (GPU bursts split by idle >= DUR,\n"
+		   "                              default 10ms; used when nothing else exists)\n"
+		   "      --depth N               critical-path hops to follow (default 4)\n"
+		   "  -o, --output FILE           write to FILE instead of stdout\n"
+		   "  -h, --help                  this help\n"
+		   "\n"
+		   "Exit codes: 0 ok (also for a truncated capture, with a warning), 1 the\n"
+		   "file cannot be read, 2 bad usage.\n");
 }
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' }, { "top", required_argument, NULL, 'n' },
-		{ "min-gap", required_argument, NULL, 'm' }, { "unit", required_argument, NULL, 'u' },
-		{ "depth", required_argument, NULL, 'D' },  { "output", required_argument, NULL, 'o' },
-		{ "verbose", no_argument, NULL, 'v' },	    { "help", no_argument, NULL, 'h' },
-		{},
+	    {"format", required_argument, NULL, 'f'},
+	    {"top", required_argument, NULL, 'n'},
+	    {"min-gap", required_argument, NULL, 'm'},
+	    {"unit", required_argument, NULL, 'u'},
+	    {"depth", required_argument, NULL, 'D'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
-	struct report_opts o = { .format = "text", .top = 10 };
+	struct report_opts o = {.format = "text", .top = 10};
 	const char *outpath = NULL;
 	struct capture *cap = NULL;
 	struct an_result *res = NULL;
@@ -721,8 +728,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'u':
 			if (report__parse_unit(optarg, &o.an)) {
-				gt_err("bad --unit '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR",
-				       optarg);
+				gt_err(
+				    "bad --unit '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR",
+				    optarg);
 				return GT_EXIT_USAGE;
 			}
 			break;

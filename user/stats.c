@@ -75,7 +75,7 @@ static double midranks2(const double *v, size_t n, long *r2)
 	size_t i = 0;
 
 	for (size_t k = 0; k < n; k++)
-		s[k] = (struct ranked){ v[k], k };
+		s[k] = (struct ranked){v[k], k};
 	gt_sort(s, n, sizeof(*s), cmp_ranked);
 	while (i < n) {
 		size_t j = i;
@@ -114,7 +114,7 @@ static double normal_p(double dev, double var)
 
 struct st_test st_mann_whitney(const double *x, size_t nx, const double *y, size_t ny)
 {
-	struct st_test t = { .p = 1 };
+	struct st_test t = {.p = 1};
 	size_t n = nx + ny;
 	double *all, ties, r1 = 0, mu, var;
 	long *r2, obs2 = 0;
@@ -131,8 +131,8 @@ struct st_test st_mann_whitney(const double *x, size_t nx, const double *y, size
 	r1 = (double)obs2 / 2;
 	t.stat = r1 - (double)nx * (double)(nx + 1) / 2;
 	mu = (double)nx * (double)ny / 2;
-	var = (double)nx * (double)ny / 12 *
-	      ((double)(n + 1) - ties / ((double)n * (double)(n - 1)));
+	var =
+	    (double)nx * (double)ny / 12 * ((double)(n + 1) - ties / ((double)n * (double)(n - 1)));
 	t.z = var > 0 ? (t.stat - mu) / sqrt(var) : 0;
 	if (var <= 0) {
 		/* Every value ties: no evidence of any difference. */
@@ -148,7 +148,7 @@ struct st_test st_mann_whitney(const double *x, size_t nx, const double *y, size
 			for (size_t k = (i + 1 < nx ? i + 1 : nx); k >= 1; k--)
 				for (long s = smax; s >= r2[i]; s--)
 					cnt[k * (size_t)(smax + 1) + (size_t)s] +=
-						cnt[(k - 1) * (size_t)(smax + 1) + (size_t)(s - r2[i])];
+					    cnt[(k - 1) * (size_t)(smax + 1) + (size_t)(s - r2[i])];
 		for (long s = 0; s <= smax; s++) {
 			double c = cnt[nx * (size_t)(smax + 1) + (size_t)s];
 
@@ -171,7 +171,7 @@ struct st_test st_mann_whitney(const double *x, size_t nx, const double *y, size
 
 struct st_test st_wilcoxon(const double *d, size_t n)
 {
-	struct st_test t = { .p = 1 };
+	struct st_test t = {.p = 1};
 	double *a = gt_xmalloc(sizeof(*a) * (n ? n : 1)), ties, mu, var;
 	long *r2 = gt_xmalloc(sizeof(*r2) * (n ? n : 1)), w2 = 0;
 	int *pos = gt_xmalloc(sizeof(*pos) * (n ? n : 1));
@@ -242,8 +242,8 @@ static double resample_mean(const double *x, size_t n, uint64_t *s)
 	return sum / (double)n;
 }
 
-int st_bootstrap_mean_diff(const double *x, size_t nx, const double *y, size_t ny,
-			   unsigned iters, double level, uint64_t seed, double *lo, double *hi)
+int st_bootstrap_mean_diff(const double *x, size_t nx, const double *y, size_t ny, unsigned iters,
+			   double level, uint64_t seed, double *lo, double *hi)
 {
 	double *d;
 	uint64_t s = seed ? seed : 0x9E3779B97F4A7C15ULL;

@@ -19,11 +19,11 @@ double st_mean(const double *x, size_t n);
 void st_sort(double *x, size_t n);
 
 struct st_test {
-	double stat;  /* U of the first sample, or W+ */
-	double z;     /* normal approximation's z (also computed when exact) */
-	double p;     /* two-sided p-value; 1 when a sample is empty or all values tie */
-	int exact;    /* p from the exact permutation distribution (ties included) */
-	size_t n;     /* Wilcoxon: non-zero differences used */
+	double stat; /* U of the first sample, or W+ */
+	double z;    /* normal approximation's z (also computed when exact) */
+	double p;    /* two-sided p-value; 1 when a sample is empty or all values tie */
+	int exact;   /* p from the exact permutation distribution (ties included) */
+	size_t n;    /* Wilcoxon: non-zero differences used */
 };
 
 /*
@@ -46,7 +46,7 @@ struct st_test st_wilcoxon(const double *d, size_t n);
  * from iters resamples drawn with a fixed seed so that output repeats.
  * Returns -1 (lo = hi = 0) when a sample is empty.
  */
-int st_bootstrap_mean_diff(const double *x, size_t nx, const double *y, size_t ny,
-			   unsigned iters, double level, uint64_t seed, double *lo, double *hi);
+int st_bootstrap_mean_diff(const double *x, size_t nx, const double *y, size_t ny, unsigned iters,
+			   double level, uint64_t seed, double *lo, double *hi);
 
 #endif /* GT_STATS_H */

@@ -48,8 +48,7 @@ struct syms_mapping {
  * permissions; exec says whether it is executable), with the object's GNU
  * build id.  Returns 0, or -errno (e.g. -ENOENT: the process is gone).
  */
-int syms_read_mappings(uint32_t pid, int (*cb)(const struct syms_mapping *m, void *ctx),
-		       void *ctx);
+int syms_read_mappings(uint32_t pid, int (*cb)(const struct syms_mapping *m, void *ctx), void *ctx);
 
 /*
  * Lists the USDT probes of provider in the ELF file at path (.note.stapsdt):

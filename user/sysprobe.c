@@ -48,7 +48,7 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 
 int gt_check_privileges(char *err, size_t errlen)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2] = {};
 
 	if (geteuid() == 0)
@@ -59,7 +59,8 @@ int gt_check_privileges(char *err, size_t errlen)
 		if (admin || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON)))
 			return 0;
 	}
-	snprintf(err, errlen, "needs CAP_BPF and CAP_PERFMON: run as root (e.g. sudo gaptrace ...)");
+	snprintf(err, errlen,
+		 "needs CAP_BPF and CAP_PERFMON: run as root (e.g. sudo gaptrace ...)");
 	return -1;
 }
 
@@ -71,8 +72,8 @@ bool gt_have_vmlinux_btf(void)
 bool gt_probe_tp_btf(const char *tp)
 {
 	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+	    {.code = BPF_JMP | BPF_EXIT},
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP);
 	int fd, id;

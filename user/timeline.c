@@ -11,8 +11,8 @@
 #include "timeline.h"
 #include "util.h"
 
-const char *const tl_state_names[TL_STATE_MAX] = { "running", "runnable", "preempted", "blocked",
-						   "unknown" };
+const char *const tl_state_names[TL_STATE_MAX] = {"running", "runnable", "preempted", "blocked",
+						  "unknown"};
 
 const char *tl_syscall_name(int32_t nr)
 {
@@ -21,22 +21,30 @@ const char *tl_syscall_name(int32_t nr)
 		int32_t nr;
 		const char *name;
 	} names[] = {
-		{ 0, "read" },		  { 1, "write" },	   { 3, "close" },
-		{ 7, "poll" },		  { 9, "mmap" },	   { 10, "mprotect" },
-		{ 11, "munmap" },	  { 12, "brk" },	   { 16, "ioctl" },
-		{ 17, "pread64" },	  { 18, "pwrite64" },	   { 19, "readv" },
-		{ 20, "writev" },	  { 23, "select" },	   { 24, "sched_yield" },
-		{ 25, "mremap" },	  { 26, "msync" },	   { 28, "madvise" },
-		{ 34, "pause" },	  { 35, "nanosleep" },	   { 42, "connect" },
-		{ 43, "accept" },	  { 44, "sendto" },	   { 45, "recvfrom" },
-		{ 46, "sendmsg" },	  { 47, "recvmsg" },	   { 61, "wait4" },
-		{ 74, "fsync" },	  { 75, "fdatasync" },	   { 202, "futex" },
-		{ 208, "io_getevents" },  { 230, "clock_nanosleep" }, { 232, "epoll_wait" },
-		{ 247, "waitid" },	  { 257, "openat" },	   { 270, "pselect6" },
-		{ 271, "ppoll" },	  { 281, "epoll_pwait" },  { 285, "fallocate" },
-		{ 288, "accept4" },	  { 295, "preadv" },	   { 296, "pwritev" },
-		{ 299, "recvmmsg" },	  { 306, "syncfs" },	   { 307, "sendmmsg" },
-		{ 426, "io_uring_enter" }, { 441, "epoll_pwait2" }, { 449, "futex_waitv" },
+	    {0, "read"},	   {1, "write"},
+	    {3, "close"},	   {7, "poll"},
+	    {9, "mmap"},	   {10, "mprotect"},
+	    {11, "munmap"},	   {12, "brk"},
+	    {16, "ioctl"},	   {17, "pread64"},
+	    {18, "pwrite64"},	   {19, "readv"},
+	    {20, "writev"},	   {23, "select"},
+	    {24, "sched_yield"},   {25, "mremap"},
+	    {26, "msync"},	   {28, "madvise"},
+	    {34, "pause"},	   {35, "nanosleep"},
+	    {42, "connect"},	   {43, "accept"},
+	    {44, "sendto"},	   {45, "recvfrom"},
+	    {46, "sendmsg"},	   {47, "recvmsg"},
+	    {61, "wait4"},	   {74, "fsync"},
+	    {75, "fdatasync"},	   {202, "futex"},
+	    {208, "io_getevents"}, {230, "clock_nanosleep"},
+	    {232, "epoll_wait"},   {247, "waitid"},
+	    {257, "openat"},	   {270, "pselect6"},
+	    {271, "ppoll"},	   {281, "epoll_pwait"},
+	    {285, "fallocate"},	   {288, "accept4"},
+	    {295, "preadv"},	   {296, "pwritev"},
+	    {299, "recvmmsg"},	   {306, "syncfs"},
+	    {307, "sendmmsg"},	   {426, "io_uring_enter"},
+	    {441, "epoll_pwait2"}, {449, "futex_waitv"},
 	};
 
 	for (size_t i = 0; i < GT_ARRAY_SIZE(names); i++)
@@ -67,8 +75,14 @@ static void add_span(struct tl_thread *t, size_t *cap, struct tl_span s)
 	t->spans[t->nspans++] = s;
 }
 
-#define SPAN(f, t, st) ((struct tl_span){ .from = (f), .to = (t), .state = (st), .cat = -1, \
-					  .syscall = -1, .ustack = -1, .kstack = -1 })
+#define SPAN(f, t, st)                   \
+	((struct tl_span){.from = (f),   \
+			  .to = (t),     \
+			  .state = (st), \
+			  .cat = -1,     \
+			  .syscall = -1, \
+			  .ustack = -1,  \
+			  .kstack = -1})
 
 /*
  * Running between intervals, then each interval as preempted, or blocked up
@@ -90,7 +104,8 @@ static void thread_spans(struct model *m, const struct m_thread *mt, struct tl_t
 		bool handoff = false;
 
 		add_span(t, &cap, SPAN(cursor, off, TL_RUNNING));
-		if ((o->flags & GT_OFF_NEW_TASK) || ((o->flags & GT_OFF_PARTIAL_START) && mt->born)) {
+		if ((o->flags & GT_OFF_NEW_TASK) ||
+		    ((o->flags & GT_OFF_PARTIAL_START) && mt->born)) {
 			/* Created, then waiting for its first CPU. */
 			s = SPAN(off, on, TL_RUNNABLE);
 			s.cat = GT_CAT_SCHED;
@@ -131,13 +146,13 @@ static void thread_calls(const struct model *m, const struct m_thread *mt, struc
 	for (size_t i = 0; i < mt->nall_calls; i++) {
 		const struct m_call *c = &mt->all_calls[i];
 		const struct m_probe *p =
-			c->func_id == UINT32_MAX ? NULL : model__probe(m, c->func_id);
+		    c->func_id == UINT32_MAX ? NULL : model__probe(m, c->func_id);
 
 		t->calls[t->ncalls++] = (struct tl_call){
-			.enter = c->enter,
-			.exit = c->exit,
-			.cat = c->cat,
-			.name = p ? p->name : "CUDA API",
+		    .enter = c->enter,
+		    .exit = c->exit,
+		    .cat = c->cat,
+		    .name = p ? p->name : "CUDA API",
 		};
 	}
 }
@@ -178,23 +193,23 @@ struct timeline *timeline__new(const struct an_result *r)
 		const struct m_launch *l = launch_of(m, o->op_id);
 
 		tl->ops[tl->nops++] = (struct tl_op){
-			.start = o->start,
-			.end = o->end,
-			.op_id = o->op_id,
-			.launch_ns = l ? l->ts : 0,
-			.device = o->device,
-			.stream = o->stream,
-			.launch_tid = l ? l->tid : 0,
-			.kind = o->kind,
+		    .start = o->start,
+		    .end = o->end,
+		    .op_id = o->op_id,
+		    .launch_ns = l ? l->ts : 0,
+		    .device = o->device,
+		    .stream = o->stream,
+		    .launch_tid = l ? l->tid : 0,
+		    .kind = o->kind,
 		};
 	}
 	tl->units = gt_xcalloc(m->nunits ? m->nunits : 1, sizeof(*tl->units));
 	for (size_t i = 0; i < m->nunits; i++)
-		tl->units[tl->nunits++] = (struct tl_unit){ m->units[i].id, m->units[i].begin,
-							    m->units[i].end, m->units[i].tid };
+		tl->units[tl->nunits++] = (struct tl_unit){m->units[i].id, m->units[i].begin,
+							   m->units[i].end, m->units[i].tid};
 	tl->losses = gt_xcalloc(m->nlosses ? m->nlosses : 1, sizeof(*tl->losses));
 	for (size_t i = 0; i < m->nlosses; i++)
-		tl->losses[tl->nlosses++] = (struct tl_window){ m->losses[i].from, m->losses[i].to };
+		tl->losses[tl->nlosses++] = (struct tl_window){m->losses[i].from, m->losses[i].to};
 	return tl;
 }
 

@@ -25,11 +25,11 @@ extern const char *const tl_state_names[TL_STATE_MAX];
 
 struct tl_span {
 	uint64_t from, to;
-	uint8_t state;	  /* enum tl_state */
-	int8_t cat;	  /* blocked: its gt_cat; runnable/preempted: scheduler; running: -1 */
-	bool handoff;	  /* blocked on a hand-off whose waker explains it */
-	int32_t syscall;  /* blocked: syscall at switch-out, -1: none */
-	uint32_t waker;	  /* blocked/runnable: the thread whose wakeup ended it, 0: none */
+	uint8_t state;	 /* enum tl_state */
+	int8_t cat;	 /* blocked: its gt_cat; runnable/preempted: scheduler; running: -1 */
+	bool handoff;	 /* blocked on a hand-off whose waker explains it */
+	int32_t syscall; /* blocked: syscall at switch-out, -1: none */
+	uint32_t waker;	 /* blocked/runnable: the thread whose wakeup ended it, 0: none */
 	int32_t ustack, kstack;
 };
 

@@ -91,8 +91,8 @@ uint64_t gt_now_real_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
-static int parse_scaled(const char *s, const char *const *units, const double *scale,
-			size_t nunits, size_t default_unit, double *out)
+static int parse_scaled(const char *s, const char *const *units, const double *scale, size_t nunits,
+			size_t default_unit, double *out)
 {
 	char *end;
 	double v;
@@ -118,8 +118,8 @@ static int parse_scaled(const char *s, const char *const *units, const double *s
 
 int gt_parse_duration(const char *s, uint64_t *ns)
 {
-	static const char *const units[] = { "ns", "us", "ms", "s", "m", "h" };
-	static const double scale[] = { 1, 1e3, 1e6, 1e9, 60e9, 3600e9 };
+	static const char *const units[] = {"ns", "us", "ms", "s", "m", "h"};
+	static const double scale[] = {1, 1e3, 1e6, 1e9, 60e9, 3600e9};
 	double v;
 
 	if (parse_scaled(s, units, scale, GT_ARRAY_SIZE(units), 0, &v) || v > 1e19)
@@ -130,9 +130,9 @@ int gt_parse_duration(const char *s, uint64_t *ns)
 
 int gt_parse_size(const char *s, uint64_t *bytes)
 {
-	static const char *const units[] = { "B", "K", "KiB", "M", "MiB", "G", "GiB" };
-	static const double scale[] = { 1, 1024.0, 1024.0, 1048576.0, 1048576.0, 1073741824.0,
-					1073741824.0 };
+	static const char *const units[] = {"B", "K", "KiB", "M", "MiB", "G", "GiB"};
+	static const double scale[] = {1,	  1024.0,	1024.0,	     1048576.0,
+				       1048576.0, 1073741824.0, 1073741824.0};
 	double v;
 
 	if (parse_scaled(s, units, scale, GT_ARRAY_SIZE(units), 0, &v) || v > 1e18)

@@ -11,12 +11,12 @@
 #include <stdint.h>
 
 #define GT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define GT_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define GT_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define GT_MIN(a, b)	 ((a) < (b) ? (a) : (b))
+#define GT_MAX(a, b)	 ((a) > (b) ? (a) : (b))
 
 #define NSEC_PER_USEC 1000ULL
 #define NSEC_PER_MSEC 1000000ULL
-#define NSEC_PER_SEC 1000000000ULL
+#define NSEC_PER_SEC  1000000000ULL
 
 /* Exit codes (documented in README and --help). */
 enum gt_exit {
