@@ -754,18 +754,12 @@ int cmd_export(int argc, char **argv)
 			outpath = optarg;
 			break;
 		case 'm':
-			if (gt_parse_duration(optarg, &an.min_gap_ns) || !an.min_gap_ns) {
-				gt_err("bad --min-gap '%s': use e.g. 1ms, 500us", optarg);
+			if (report__opt_min_gap(optarg, &an))
 				return GT_EXIT_USAGE;
-			}
 			break;
 		case 'u':
-			if (report__parse_unit(optarg, &an)) {
-				gt_err(
-				    "bad --unit '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR",
-				    optarg);
+			if (report__opt_units("--unit", optarg, &an))
 				return GT_EXIT_USAGE;
-			}
 			break;
 		case 'v':
 			gt_verbose++;

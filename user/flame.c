@@ -1674,25 +1674,16 @@ int cmd_flame(int argc, char **argv)
 			so.width = (unsigned)v;
 			break;
 		case 'm':
-			if (gt_parse_duration(optarg, &an.min_gap_ns) || !an.min_gap_ns) {
-				gt_err("bad --min-gap '%s': use e.g. 1ms, 500us", optarg);
+			if (report__opt_min_gap(optarg, &an))
 				return GT_EXIT_USAGE;
-			}
 			break;
 		case 'u':
-			if (report__parse_unit(optarg, &an)) {
-				gt_err("bad --units '%s': use usdt, func:FUNC, nvtx:GLOB or "
-				       "burst:DUR",
-				       optarg);
+			if (report__opt_units("--units", optarg, &an))
 				return GT_EXIT_USAGE;
-			}
 			break;
 		case OPT_DEPTH:
-			if (parse_i64(optarg, &v) || v > 16) {
-				gt_err("bad --depth '%s': give 0 to 16", optarg);
+			if (report__opt_depth(optarg, &an))
 				return GT_EXIT_USAGE;
-			}
-			an.max_depth = (unsigned)v;
 			break;
 		case 'v':
 			gt_verbose++;

@@ -636,6 +636,37 @@ int report__parse_unit(const char *spec, struct an_opts *an)
 	return -1;
 }
 
+int report__opt_min_gap(const char *arg, struct an_opts *an)
+{
+	if (gt_parse_duration(arg, &an->min_gap_ns) || !an->min_gap_ns) {
+		gt_err("bad --min-gap '%s': use e.g. 1ms, 500us", arg);
+		return -1;
+	}
+	return 0;
+}
+
+int report__opt_units(const char *flag, const char *arg, struct an_opts *an)
+{
+	if (report__parse_unit(arg, an)) {
+		gt_err("bad %s '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR", flag, arg);
+		return -1;
+	}
+	return 0;
+}
+
+int report__opt_depth(const char *arg, struct an_opts *an)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (*end || !*arg || *arg == '-' || v > 16) {
+		gt_err("bad --depth '%s': give 0 to 16", arg);
+		return -1;
+	}
+	an->max_depth = (unsigned)v;
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: gaptrace report FILE [options]\n"
@@ -721,25 +752,16 @@ int cmd_report(int argc, char **argv)
 			}
 			break;
 		case 'm':
-			if (gt_parse_duration(optarg, &o.an.min_gap_ns) || !o.an.min_gap_ns) {
-				gt_err("bad --min-gap '%s': use e.g. 1ms, 500us", optarg);
+			if (report__opt_min_gap(optarg, &o.an))
 				return GT_EXIT_USAGE;
-			}
 			break;
 		case 'u':
-			if (report__parse_unit(optarg, &o.an)) {
-				gt_err(
-				    "bad --unit '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR",
-				    optarg);
+			if (report__opt_units("--unit", optarg, &o.an))
 				return GT_EXIT_USAGE;
-			}
 			break;
 		case 'D':
-			o.an.max_depth = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg || o.an.max_depth > 16) {
-				gt_err("bad --depth '%s': give 0 to 16", optarg);
+			if (report__opt_depth(optarg, &o.an))
 				return GT_EXIT_USAGE;
-			}
 			break;
 		case 'o':
 			outpath = optarg;

@@ -16,4 +16,13 @@ int report__open_analyse(const char *path, const struct an_opts *an, struct capt
 /* Parses a report --unit SPEC into an. Returns 0 or -1. */
 int report__parse_unit(const char *spec, struct an_opts *an);
 
+/*
+ * The analysis options report, diff, flame and export share: each parses
+ * its argument into an, or prints the one-line error and returns -1.
+ * flag is the option's name as the command spells it ("--unit").
+ */
+int report__opt_min_gap(const char *arg, struct an_opts *an);
+int report__opt_units(const char *flag, const char *arg, struct an_opts *an);
+int report__opt_depth(const char *arg, struct an_opts *an);
+
 #endif /* GT_REPORT_H */
