@@ -613,59 +613,44 @@ static void on_kernel(struct batch *b, const CUpti_ActivityKernel10 *k)
 	r->block[2] = (uint32_t)k->blockZ;
 }
 
-static void on_memcpy(struct batch *b, const CUpti_ActivityMemcpy6 *m)
+/* Copies and sets share their fields; only the record types differ. */
+static void add_transfer(struct batch *b, uint16_t kind, uint16_t subkind, uint64_t start,
+			 uint64_t end, uint64_t corr, uint64_t bytes, uint32_t device,
+			 uint32_t stream, uint32_t context)
 {
 	struct gaptrace_gpu_rec *r;
 
-	if (!times_ok(b, m->start, m->end))
+	if (!times_ok(b, start, end))
 		return;
 	r = batch_add(b);
-	r->kind = GAPTRACE_GPU_MEMCPY;
-	r->subkind = m->copyKind;
-	r->start_ns = to_mono(b, m->start);
-	r->end_ns = to_mono(b, m->end);
+	r->kind = kind;
+	r->subkind = subkind;
+	r->start_ns = to_mono(b, start);
+	r->end_ns = to_mono(b, end);
+	r->op_id = corr;
+	r->bytes = bytes;
+	r->device = device;
+	r->stream = stream;
+	r->context = context;
+}
+
+static void on_memcpy(struct batch *b, const CUpti_ActivityMemcpy6 *m)
+{
 	/* The driver call's id; the runtime call's is runtimeCorrelationId. */
-	r->op_id = m->correlationId;
-	r->bytes = m->bytes;
-	r->device = m->deviceId;
-	r->stream = m->streamId;
-	r->context = m->contextId;
+	add_transfer(b, GAPTRACE_GPU_MEMCPY, m->copyKind, m->start, m->end, m->correlationId,
+		     m->bytes, m->deviceId, m->streamId, m->contextId);
 }
 
 static void on_memcpy_p2p(struct batch *b, const CUpti_ActivityMemcpyPtoP4 *m)
 {
-	struct gaptrace_gpu_rec *r;
-
-	if (!times_ok(b, m->start, m->end))
-		return;
-	r = batch_add(b);
-	r->kind = GAPTRACE_GPU_MEMCPY;
-	r->subkind = m->copyKind;
-	r->start_ns = to_mono(b, m->start);
-	r->end_ns = to_mono(b, m->end);
-	r->op_id = m->correlationId;
-	r->bytes = m->bytes;
-	r->device = m->deviceId;
-	r->stream = m->streamId;
-	r->context = m->contextId;
+	add_transfer(b, GAPTRACE_GPU_MEMCPY, m->copyKind, m->start, m->end, m->correlationId,
+		     m->bytes, m->deviceId, m->streamId, m->contextId);
 }
 
 static void on_memset(struct batch *b, const CUpti_ActivityMemset4 *m)
 {
-	struct gaptrace_gpu_rec *r;
-
-	if (!times_ok(b, m->start, m->end))
-		return;
-	r = batch_add(b);
-	r->kind = GAPTRACE_GPU_MEMSET;
-	r->subkind = m->memoryKind;
-	r->start_ns = to_mono(b, m->start);
-	r->end_ns = to_mono(b, m->end);
-	r->op_id = m->correlationId;
-	r->bytes = m->bytes;
-	r->device = m->deviceId;
-	r->stream = m->streamId;
-	r->context = m->contextId;
+	add_transfer(b, GAPTRACE_GPU_MEMSET, m->memoryKind, m->start, m->end, m->correlationId,
+		     m->bytes, m->deviceId, m->streamId, m->contextId);
 }
 
 static void on_sync(struct batch *b, const CUpti_ActivitySynchronization2 *s)
