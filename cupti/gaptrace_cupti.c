@@ -199,11 +199,30 @@ static const char *cupti_str(CUptiResult res)
 	return s;
 }
 
+/*
+ * What a tracer reads (process_vm_readv at the symbol's address) to learn that
+ * the library stepped aside, so that it can fall back to libcuda uprobes:
+ * gaptrace checks it every 250 ms while recording.  reason is complete before
+ * failed is set.  The layout is shared with user/gpu.c (GT_CUPTI_STATUS_*).
+ */
+struct gt_cupti_status {
+	uint32_t magic;	   /* GT_CUPTI_STATUS_MAGIC */
+	uint32_t failed;   /* set by us, after reason */
+	uint32_t fallback; /* set by the tracer once its libcuda uprobes are in place */
+	char reason[180];
+};
+#define GT_CUPTI_STATUS_MAGIC 0x47544353u /* "GTCS" */
+_Static_assert(sizeof(struct gt_cupti_status) == 192, "status layout");
+GT_EXPORT struct gt_cupti_status gaptrace_cupti_status = {.magic = GT_CUPTI_STATUS_MAGIC};
+
 /* The single line the library ever prints about a failure, then it steps aside. */
 static void report_failure(const char *what, const char *why)
 {
 	if (__atomic_exchange_n(&g_reported, 1, __ATOMIC_ACQ_REL))
 		return;
+	snprintf(gaptrace_cupti_status.reason, sizeof(gaptrace_cupti_status.reason), "%s: %s", what,
+		 why);
+	__atomic_store_n(&gaptrace_cupti_status.failed, 1, __ATOMIC_RELEASE);
 	say("%s: %s; GPU activity will not be recorded", what, why);
 }
 
@@ -1212,26 +1231,37 @@ static unsigned long wait_ms_env(void)
  */
 GT_EXPORT int InitializeInjection(void)
 {
+	unsigned long wait_ms = wait_ms_env();
 	int saved = errno, err;
-	unsigned long wait_ms;
 
-	if (init_once() != 1) {
-		errno = saved;
-		return 1; /* CUDA carries on without us either way */
-	}
+	if (init_once() != 1)
+		goto failed;
 	err = start_thread(ctl_main);
 	if (err) {
 		step_aside_no_thread(err);
-		errno = saved;
-		return 1;
+		goto failed;
 	}
-	wait_ms = wait_ms_env();
 	for (unsigned long i = 0; i < wait_ms && !tracer_attached(); i++)
 		sleep_ns(NSEC_PER_MSEC);
 	if (tracer_attached())
 		ctl_step(true);
+	if (state_get() == ST_FAILED)
+		goto failed;
 	errno = saved;
 	return 1;
+
+failed:
+	/*
+	 * A tracer that launched us falls back to libcuda uprobes when it sees
+	 * the failure (it reads gaptrace_cupti_status): give it the time to, so
+	 * the program's first launches are in its host-side view.
+	 */
+	for (unsigned long i = 0;
+	     i < wait_ms && !__atomic_load_n(&gaptrace_cupti_status.fallback, __ATOMIC_ACQUIRE);
+	     i++)
+		sleep_ns(NSEC_PER_MSEC);
+	errno = saved;
+	return 1; /* CUDA carries on without us either way */
 }
 
 static void *init_thread_main(void *arg)

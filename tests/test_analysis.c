@@ -40,6 +40,7 @@ struct synth {
 	struct capture_writer *w;
 	struct capture_buf stacks, syms, probes;
 	uint64_t end;
+	const char *end_gpu_source; /* END's gpu_source, as when the source changed */
 };
 
 static void synth_open(struct synth *s)
@@ -227,6 +228,8 @@ static struct an_result *synth_run(struct synth *s, const struct an_opts *opts)
 	if (s->syms.len)
 		assert_int_equal(
 		    capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data, s->syms.len), 0);
+	if (s->end_gpu_source)
+		capture_buf__kv(&end, "gpu_source", "%s", s->end_gpu_source);
 	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)s->end);
 	assert_int_equal(capture_writer__block(s->w, GT_BLK_END, end.data, end.len), 0);
 	assert_int_equal(capture_writer__close(s->w), 0);
@@ -759,6 +762,45 @@ static void test_host_view_from_libcuda_uprobes(void **state)
 	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 8 * MS);
 	assert_cat(&r->gaps[0], GT_CAT_CPU, 2 * MS);
 	assert_true(r->nwarnings > 0);
+	/* Host-side ops start at their launch by construction: no clock to check. */
+	assert_true(r->host_view);
+	assert_int_equal(r->clock.pairs, 0);
+	an_result__free(r);
+}
+
+/*
+ * The CUPTI library stepped aside while recording: the recorder added the
+ * launch probes in a second PROBES block and wrote the new source in END.
+ */
+static void test_fallback_after_cupti_stepped_aside(void **state)
+{
+	struct capture_buf late = {};
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	thread(&s, 10, "w");
+	probe(&s, 0, "cuStreamSynchronize", "sync");
+	ev_call(&s, 10, 0, T0 + 1 * MS, T0 + 2 * MS); /* before the fallback: no launch seen */
+	capture_buf__probe(&late, 1, "cuLaunchKernel", "libcuda.so", "launch");
+	assert_int_equal(capture_writer__block(s.w, GT_BLK_PROBES, late.data, late.len), 0);
+	capture_buf__free(&late);
+	ev_call(&s, 10, 1, T0 + 5 * MS, T0 + 5010 * US);
+	ev_call(&s, 10, 0, T0 + 6 * MS, T0 + 12 * MS);
+	ev_off(&s, 10, T0 + 12 * MS, T0 + 20 * MS, T0 + 20 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
+	       -1);
+	ev_call(&s, 10, 1, T0 + 20 * MS, T0 + 20010 * US);
+	ev_call(&s, 10, 0, T0 + 21 * MS, T0 + 30 * MS);
+	s.end_gpu_source = "uprobe (host-side view; CUPTI library stepped aside: why)";
+	r = synth_run(&s, NULL);
+	assert_string_equal(r->gpu_source, s.end_gpu_source);
+	assert_true(r->host_view);
+	assert_int_equal(r->ndevices, 1);
+	assert_int_equal(r->devices[0].ops, 2);
+	assert_int_equal(r->ngaps, 1);
+	assert_int_equal(r->gaps[0].start_ns, T0 + 12 * MS);
+	assert_int_equal(r->gaps[0].end_ns, T0 + 20 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 8 * MS);
 	an_result__free(r);
 }
 
@@ -866,6 +908,7 @@ int main(void)
 	    cmocka_unit_test(test_min_gap_and_overlap),
 	    cmocka_unit_test(test_partial_interval_at_start),
 	    cmocka_unit_test(test_host_view_from_libcuda_uprobes),
+	    cmocka_unit_test(test_fallback_after_cupti_stepped_aside),
 	    cmocka_unit_test(test_two_devices),
 	    cmocka_unit_test(test_sum_property_random),
 	};

@@ -151,6 +151,7 @@ struct an_result {
 	uint32_t pid;
 	uint64_t start_ns, end_ns, duration_ns;
 	bool clean_end; /* END block present */
+	bool host_view; /* GPU busy time from libcuda uprobes: no GPU timestamps */
 	bool truncated;
 	uint64_t records;
 	uint64_t lost_ringbuf, lost_stack, lost_map_full, lost_gpu, lost_producer;

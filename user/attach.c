@@ -136,9 +136,9 @@ int probe_table__parse(struct probe_table *t, const char *spec, char *err, size_
 	return 0;
 }
 
-void probe_table__emit(const struct probe_table *t, struct capture_buf *b)
+void probe_table__emit(const struct probe_table *t, size_t first, struct capture_buf *b)
 {
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = first; i < t->n; i++)
 		capture_buf__probe(b, t->funcs[i].id, t->funcs[i].name, t->funcs[i].module,
 				   t->funcs[i].category);
 }
@@ -228,12 +228,16 @@ static int attach_usdt(struct attacher *a, pid_t pid, const char *path)
 	return n;
 }
 
-/* name: the object's own path (matched against probe modules); path: where to open it. */
-static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const char *path)
+/*
+ * name: the object's own path (matched against probe modules); path: where to
+ * open it.  Probes from table index first on.
+ */
+static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const char *path,
+			  size_t first)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < a->probes->n; i++) {
+	for (size_t i = first; i < a->probes->n; i++) {
 		const struct probe_func *f = &a->probes->funcs[i];
 		struct bpf_link *enter, *ret;
 
@@ -283,7 +287,7 @@ int attacher__attach_object(struct attacher *a, pid_t pid, const char *path)
 		if (seen_before(a, pid, &m))
 			return 0;
 	}
-	return attach_usdt(a, pid, path) + attach_uprobes(a, pid, path, path);
+	return attach_usdt(a, pid, path) + attach_uprobes(a, pid, path, path, 0);
 }
 
 struct scan_ctx {
@@ -306,6 +310,23 @@ static bool seen_before(struct attacher *a, pid_t pid, const struct syms_mapping
 	return false;
 }
 
+/* Where to open a mapped object of pid: through its root, else the mapping itself. */
+static void mapping_path(pid_t pid, const struct syms_mapping *m, char *path, size_t len)
+{
+	/* Through the target's root, so a container's files resolve to its inodes. */
+	snprintf(path, len, "/proc/%d/root%s", pid, m->path);
+	if (access(path, R_OK) || strstr(m->path, " (deleted)")) {
+		/*
+		 * Deleted files and memfds (an injected library is one) exist only
+		 * as the mapping: map_files names that very inode.
+		 */
+		snprintf(path, len, "/proc/%d/map_files/%llx-%llx", pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+		if (access(path, R_OK))
+			snprintf(path, len, "%s", m->path);
+	}
+}
+
 static int scan_cb(const struct syms_mapping *m, void *ctx)
 {
 	struct scan_ctx *sc = ctx;
@@ -315,21 +336,48 @@ static int scan_cb(const struct syms_mapping *m, void *ctx)
 		return 0;
 	if (seen_before(sc->a, sc->pid, m))
 		return 0;
-	/* Through the target's root, so a container's files resolve to its inodes. */
-	snprintf(path, sizeof(path), "/proc/%d/root%s", sc->pid, m->path);
-	if (access(path, R_OK) || strstr(m->path, " (deleted)")) {
-		/*
-		 * Deleted files and memfds (an injected library is one) exist only
-		 * as the mapping: map_files names that very inode.
-		 */
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", sc->pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
-		if (access(path, R_OK))
-			snprintf(path, sizeof(path), "%s", m->path);
-	}
+	mapping_path(sc->pid, m, path, sizeof(path));
 	sc->attached +=
-	    attach_usdt(sc->a, sc->pid, path) + attach_uprobes(sc->a, sc->pid, m->path, path);
+	    attach_usdt(sc->a, sc->pid, path) + attach_uprobes(sc->a, sc->pid, m->path, path, 0);
 	return 0;
+}
+
+struct late_ctx {
+	struct attacher *a;
+	pid_t pid;
+	size_t first;
+	int attached;
+	struct seen_obj done[64]; /* objects handled in this pass */
+	size_t ndone;
+};
+
+static int late_cb(const struct syms_mapping *m, void *ctx)
+{
+	struct late_ctx *lc = ctx;
+	char path[4096 + 32];
+
+	if (!m->exec || !m->inode || m->path[0] != '/')
+		return 0;
+	for (size_t i = 0; i < lc->ndone; i++)
+		if (lc->done[i].inode == m->inode && lc->done[i].dev_major == m->dev_major &&
+		    lc->done[i].dev_minor == m->dev_minor)
+			return 0;
+	if (lc->ndone < GT_ARRAY_SIZE(lc->done))
+		lc->done[lc->ndone++] =
+		    (struct seen_obj){lc->pid, m->inode, m->dev_major, m->dev_minor};
+	/* Objects mapped later get every probe at their first scan. */
+	seen_before(lc->a, lc->pid, m);
+	mapping_path(lc->pid, m, path, sizeof(path));
+	lc->attached += attach_uprobes(lc->a, lc->pid, m->path, path, lc->first);
+	return 0;
+}
+
+int attacher__attach_probes_from(struct attacher *a, pid_t pid, size_t first)
+{
+	struct late_ctx lc = {.a = a, .pid = pid, .first = first};
+	int err = syms_read_mappings((uint32_t)pid, late_cb, &lc);
+
+	return err < 0 ? err : lc.attached;
 }
 
 struct self_ctx {

@@ -36,8 +36,8 @@ void probe_table__add_defaults(struct probe_table *t);
  * Returns 0 or -1 with a message in err.
  */
 int probe_table__parse(struct probe_table *t, const char *spec, char *err, size_t errlen);
-/* Appends the table as PROBES entries. */
-void probe_table__emit(const struct probe_table *t, struct capture_buf *b);
+/* Appends the table's entries from index first on as PROBES entries. */
+void probe_table__emit(const struct probe_table *t, size_t first, struct capture_buf *b);
 void probe_table__free(struct probe_table *t);
 
 struct attacher;
@@ -57,6 +57,12 @@ int attacher__attach_object(struct attacher *a, pid_t pid, const char *path);
  * so its probes are in place before the command's first call.
  */
 int attacher__attach_like_self(struct attacher *a, pid_t pid, const char *prefix);
+/*
+ * Attaches the probe table's entries from index first on (added after the
+ * attacher started) to every object pid maps now, those scanned before
+ * included.  Returns the number of uprobes attached, or -errno.
+ */
+int attacher__attach_probes_from(struct attacher *a, pid_t pid, size_t first);
 /*
  * Opens a cpu-clock sampling event (inherit=1, so threads the thread creates
  * are sampled too) on each thread of pid not yet covered.  period_ns 0: off.

@@ -6,9 +6,11 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "attach.h"
@@ -104,10 +106,19 @@ void gpu_prepare_launch(struct gpu_setup *g, struct probe_table *probes)
 		return;
 	}
 	if (prev && *prev && strcmp(prev, g->cupti_lib)) {
-		gt_warn("CUDA_INJECTION64_PATH is already set to %s: keeping it, so GPU activity "
-			"comes only from that library's gaptrace probes (unset it to use %s)",
+		/*
+		 * Another injection library (Nsight's, say) keeps its place, and ours
+		 * cannot load beside it: the host-side view instead.  Should the other
+		 * library fire gaptrace's probes after all, its GPU records win.
+		 */
+		gt_warn("CUDA_INJECTION64_PATH is already set to %s: keeping it, so %s cannot "
+			"load; GPU busy time will be the host-side view from libcuda uprobes "
+			"(unset it for CUPTI's GPU timestamps)",
 			prev, g->cupti_lib);
-		snprintf(g->source, sizeof(g->source), "usdt (existing CUDA_INJECTION64_PATH)");
+		add_launch_probes(probes);
+		g->uprobes = true;
+		snprintf(g->source, sizeof(g->source),
+			 "uprobe (host-side view; CUDA_INJECTION64_PATH names another library)");
 		return;
 	}
 	g->injected = true;
@@ -189,4 +200,75 @@ void gpu_prepare_attach(struct gpu_setup *g, pid_t pid, struct probe_table *prob
 	add_launch_probes(probes);
 	g->uprobes = true;
 	snprintf(g->source, sizeof(g->source), "uprobe (host-side view, injection failed)");
+}
+
+/* Layout of the library's exported status (cupti/gaptrace_cupti.c). */
+struct cupti_status {
+	uint32_t magic;
+	uint32_t failed;
+	uint32_t fallback; /* we write 1 once the uprobes are in place */
+	char reason[180];
+};
+#define CUPTI_STATUS_MAGIC 0x47544353u
+
+static int find_status(struct gpu_setup *g, pid_t pid)
+{
+	const char *base = strrchr(g->cupti_lib, '/');
+	char prefix[256];
+	uint64_t addr;
+
+	/* Launch mode maps the file itself; a live injection maps a memfd copy. */
+	snprintf(prefix, sizeof(prefix), "%s", base ? base + 1 : g->cupti_lib);
+	if (syms_find_symbol((uint32_t)pid, prefix, "gaptrace_cupti_status", &addr) &&
+	    syms_find_symbol((uint32_t)pid, "memfd:" GT_INJECT_MEMFD_NAME, "gaptrace_cupti_status",
+			     &addr))
+		return -1;
+	g->status_addr = addr;
+	return 0;
+}
+
+int gpu_cupti_refused(struct gpu_setup *g, pid_t pid, char *why, size_t len)
+{
+	struct cupti_status st;
+	struct iovec local = {&st, sizeof(st)}, remote;
+
+	if (!g->injected || g->uprobes || !g->cupti_lib)
+		return 0;
+	if (!g->status_addr && find_status(g, pid))
+		return 0; /* not loaded yet (launch mode: before cuInit) or an older library */
+	remote = (struct iovec){(void *)(uintptr_t)g->status_addr, sizeof(st)};
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(st)) {
+		g->status_addr = 0; /* unloaded, or the process is gone: look again next time */
+		return 0;
+	}
+	if (st.magic != CUPTI_STATUS_MAGIC) {
+		g->status_addr = 0;
+		return 0;
+	}
+	if (!st.failed)
+		return 0;
+	st.reason[sizeof(st.reason) - 1] = '\0';
+	snprintf(why, len, "%s", st.reason[0] ? st.reason : "no reason given");
+	return 1;
+}
+
+void gpu_fallback_ready(const struct gpu_setup *g, pid_t pid)
+{
+	uint32_t one = 1;
+	struct iovec local = {&one, sizeof(one)},
+		     remote = {(void *)(uintptr_t)(g->status_addr +
+						   offsetof(struct cupti_status, fallback)),
+			       sizeof(one)};
+
+	/* Launch mode: the library holds cuInit back until it sees this. */
+	if (g->status_addr && process_vm_writev(pid, &local, 1, &remote, 1, 0) != sizeof(one))
+		gt_dbg("cannot tell the CUPTI library in pid %d: %s", pid, strerror(errno));
+}
+
+void gpu_fall_back(struct gpu_setup *g, struct probe_table *probes, const char *why)
+{
+	add_launch_probes(probes);
+	g->uprobes = true;
+	snprintf(g->source, sizeof(g->source),
+		 "uprobe (host-side view; CUPTI library stepped aside: %s)", why);
 }

@@ -8,6 +8,7 @@
 #define GT_GPU_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct probe_table;
@@ -22,9 +23,10 @@ enum gpu_mode {
 struct gpu_setup {
 	enum gpu_mode mode;
 	const char *cupti_lib; /* resolved path of libgaptrace-cupti.so, or NULL */
-	char source[128];      /* header "gpu_source": what was used and how */
+	char source[256];      /* header "gpu_source": what was used and how */
 	bool injected;
 	bool uprobes;
+	uint64_t status_addr; /* the library's gaptrace_cupti_status in the target, 0 unknown */
 };
 
 /* Parses auto|inject|uprobe|none. Returns 0 or -1. */
@@ -49,6 +51,23 @@ void gpu_child_env(const struct gpu_setup *g);
  * uprobes.  Adds the uprobes it needs to probes.  Fills g->source.
  */
 void gpu_prepare_attach(struct gpu_setup *g, pid_t pid, struct probe_table *probes);
+
+/*
+ * While recording with the CUPTI library (g->injected): reads the library's
+ * exported gaptrace_cupti_status in pid.  Returns 1 when it stepped aside
+ * (CUPTI refused it: another subscriber, an unsupported device, no buffers),
+ * with its reason in why; 0 when it works or is not loaded yet.
+ */
+int gpu_cupti_refused(struct gpu_setup *g, pid_t pid, char *why, size_t len);
+
+/*
+ * Switches to the host-side view after the library stepped aside: adds the
+ * libcuda launch uprobes to probes (the caller attaches them) and rewrites
+ * g->source to say so.
+ */
+void gpu_fall_back(struct gpu_setup *g, struct probe_table *probes, const char *why);
+/* Tells the library the fallback is in place (it may hold cuInit back until then). */
+void gpu_fallback_ready(const struct gpu_setup *g, pid_t pid);
 
 /* True when pid maps a CUDA driver library (libcuda.so*). */
 bool gpu_target_uses_cuda(pid_t pid);

@@ -180,6 +180,8 @@ int cmd_info(int argc, char **argv)
 		json_ku64(&j, "crc_errors", capture__crc_errors(c));
 		json_ku64(&j, "unknown_blocks", s.unknown_blocks);
 		json_kstr(&j, "stop_reason", s.stop_reason);
+		/* The source at the end (the header's may have changed while recording). */
+		json_kstr(&j, "gpu_source", r->gpu_source);
 		json_key(&j, "header");
 		json_obj_begin(&j);
 		{
@@ -281,8 +283,9 @@ int cmd_info(int argc, char **argv)
 		       (unsigned long long)s.counters_lost_stack, (unsigned long long)r->lost_gpu,
 		       (unsigned long long)r->lost_producer,
 		       lost ? "  <- raise record --ringbuf-size" : "");
-		printf("GPU:      %zu device(s), %llu ops, %zu gaps >= 1 ms\n", r->ndevices,
-		       (unsigned long long)(r->ndevices ? r->devices[0].ops : 0), r->ngaps);
+		printf("GPU:      %zu device(s), %llu ops, %zu gaps >= 1 ms; source: %s\n",
+		       r->ndevices, (unsigned long long)(r->ndevices ? r->devices[0].ops : 0),
+		       r->ngaps, r->gpu_source);
 		if (r->clock.pairs)
 			printf(
 			    "clock:    %llu ops matched to launches; launch->start min %s, p50 %s, "
@@ -297,6 +300,8 @@ int cmd_info(int argc, char **argv)
 			    (unsigned long long)r->clock.violations,
 			    r->clock.violations ? " (GPU clock NOT aligned with CLOCK_MONOTONIC)"
 						: " (aligned)");
+		else if (r->host_view)
+			printf("clock:    none to check (host-side view: no GPU timestamps)\n");
 		else
 			printf("clock:    no GPU op could be matched to a launch call\n");
 		for (size_t i = 0; i < r->nwarnings; i++)

@@ -56,7 +56,7 @@
 #define NAME_TRIES    16
 #define ERRMSG_MAX    512
 
-#define MEMFD_NAME "gaptrace-inject"
+#define MEMFD_NAME GT_INJECT_MEMFD_NAME
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U
 #endif

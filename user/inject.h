@@ -6,6 +6,9 @@
 #ifndef GT_INJECT_H
 #define GT_INJECT_H
 
+/* The injected copy's memfd name: its mapping shows as "/memfd:NAME (deleted)". */
+#define GT_INJECT_MEMFD_NAME "gaptrace-inject"
+
 #include <stddef.h>
 #include <sys/types.h>
 

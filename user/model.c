@@ -512,7 +512,11 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 		r->lost_gpu = GT_MAX(r->lost_gpu, v);
 	else if (!strcmp(key, "end_mono_ns"))
 		r->end_ns = v;
-	else if (!strcmp(key, "sampling_from_ns"))
+	else if (!strcmp(key, "gpu_source")) {
+		/* END's value: the source at the end, when it changed while recording. */
+		free((char *)r->gpu_source);
+		r->gpu_source = gt_xstrdup(value);
+	} else if (!strcmp(key, "sampling_from_ns"))
 		((struct model *)r->model)->sampling_from = v;
 	return 0;
 }

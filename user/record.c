@@ -108,6 +108,7 @@ struct recorder {
 	uint64_t sampling_from_ns; /* when the samplers were attached */
 	uint64_t dev_last_end[MAX_DEVICES];
 	bool rescan;
+	uint64_t rescan_at_ns; /* an extra rescan due then (after an exec), 0 none */
 	bool progress;
 	bool target_gone;
 	int target_status; /* launch mode: wait status */
@@ -389,6 +390,8 @@ static int on_record(void *ctx, void *data, size_t size)
 					unwinder__forget(r->unw, t->pid);
 			}
 			r->rescan = true;
+			/* The loader maps the libraries just after exec: look again soon. */
+			r->rescan_at_ns = gt_now_mono_ns() + 20 * NSEC_PER_MSEC;
 		}
 		break;
 	}
@@ -1008,6 +1011,9 @@ static void write_counters(struct recorder *r, uint32_t type)
 	capture_buf__kv(&kv, "sample_events", "%u", attacher__sample_events(r->att));
 	capture_buf__kv(&kv, "sampling_from_ns", "%llu", (unsigned long long)r->sampling_from_ns);
 	if (type == GT_BLK_END) {
+		/* The source may have changed while recording (CUPTI stepped aside). */
+		capture_buf__kv(&kv, "gpu_source", "%s",
+				r->o->gpu.source[0] ? r->o->gpu.source : "usdt");
 		capture_buf__kv(&kv, "end_mono_ns", "%llu", (unsigned long long)r->end_ns);
 		capture_buf__kv(&kv, "stop_reason", "%s", r->stop_reason ? r->stop_reason : "");
 		if (r->target_gone && r->child && WIFEXITED(r->target_status))
@@ -1031,12 +1037,54 @@ static bool target_exited(struct recorder *r)
 	return true;
 }
 
+/*
+ * The CUPTI library steps aside when CUPTI refuses it (another subscriber such
+ * as Nsight, an unsupported device, no memory for buffers).  Seen through its
+ * exported status: from then on GPU activity comes from libcuda uprobes, and
+ * the capture says so (a second PROBES block, gpu_source in END).
+ */
+static void check_cupti(struct recorder *r)
+{
+	struct capture_buf b = {};
+	size_t first = r->o->probes.n;
+	char why[200];
+	int n;
+
+	if (gpu_cupti_refused(&r->o->gpu, r->pid, why, sizeof(why)) != 1)
+		return;
+	gpu_fall_back(&r->o->gpu, &r->o->probes, why);
+	n = attacher__attach_probes_from(r->att, r->pid, first);
+	gpu_fallback_ready(&r->o->gpu, r->pid);
+	probe_table__emit(&r->o->probes, first, &b);
+	if (b.len)
+		capture_writer__block(r->w, GT_BLK_PROBES, b.data, b.len);
+	capture_buf__free(&b);
+	if (n > 0)
+		gt_warn("the CUPTI library in pid %d stepped aside (%s): from now on GPU busy time "
+			"is the host-side view from %d libcuda uprobes",
+			r->pid, why, n);
+	else
+		gt_warn("the CUPTI library in pid %d stepped aside (%s), and no libcuda launch "
+			"entry point could be probed: no GPU activity will be recorded",
+			r->pid, why);
+}
+
 static int run_loop(struct recorder *r)
 {
 	uint64_t now;
 
 	for (;;) {
-		int err = ring_buffer__poll(r->rb, 100);
+		int timeout_ms = 100, err;
+
+		if (r->rescan_at_ns) {
+			uint64_t t = gt_now_mono_ns();
+
+			timeout_ms =
+			    t >= r->rescan_at_ns
+				? 0
+				: (int)GT_MIN((r->rescan_at_ns - t) / NSEC_PER_MSEC + 1, 100);
+		}
+		err = ring_buffer__poll(r->rb, timeout_ms);
 
 		/*
 		 * Records sent without a wakeup are not announced to epoll: take
@@ -1056,11 +1104,16 @@ static int run_loop(struct recorder *r)
 			flush_all(r);
 			r->last_flush_ns = now;
 		}
-		if (r->rescan || now - r->last_rescan_ns >= RESCAN_NS) {
+		if (r->rescan || now - r->last_rescan_ns >= RESCAN_NS ||
+		    (r->rescan_at_ns && now >= r->rescan_at_ns)) {
+			if (!r->rescan && r->rescan_at_ns && now >= r->rescan_at_ns)
+				r->rescan_at_ns = 0;
 			if (attacher__scan(r->att, r->pid) < 0 && !r->target_gone)
 				gt_dbg("rescan of pid %d failed", r->pid);
 			if (r->unw && !r->target_gone)
 				unwinder__prepare(r->unw, (uint32_t)r->pid);
+			if (r->o->gpu.injected && !r->o->gpu.uprobes && !r->target_gone)
+				check_cupti(r);
 			r->rescan = false;
 			r->last_rescan_ns = now;
 		}
@@ -1579,7 +1632,7 @@ int cmd_record(int argc, char **argv)
 		gt_err("%s", err);
 		goto cleanup;
 	}
-	probe_table__emit(&o.probes, &probes);
+	probe_table__emit(&o.probes, 0, &probes);
 	if (probes.len)
 		capture_writer__block(r.w, GT_BLK_PROBES, probes.data, probes.len);
 

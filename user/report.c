@@ -352,6 +352,9 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 			r->clock.violations ? " (CLOCK MISALIGNED: GPU timestamps are not on "
 					      "CLOCK_MONOTONIC)"
 					    : "");
+	} else if (r->host_view) {
+		fprintf(f, "\nClock check: none (host-side view: no GPU timestamps to compare with "
+			   "launch calls)\n");
 	}
 }
 
@@ -448,6 +451,7 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 	json_key(&j, "clock");
 	json_obj_begin(&j);
 	json_ku64(&j, "pairs", r->clock.pairs);
+	json_kbool(&j, "host_view", r->host_view);
 	json_ku64(&j, "violations", r->clock.violations);
 	json_ki64(&j, "offset_min_ns", r->clock.min_ns);
 	json_ki64(&j, "offset_p50_ns", r->clock.p50_ns);

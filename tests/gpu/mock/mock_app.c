@@ -5,7 +5,8 @@
  *
  * Usage: mock_app UNITS [TRUTH.json [SECONDS]]   (SECONDS: run that long instead)
  * CUDA_INJECTION64_PATH names libgaptrace-cupti.so as for a real CUDA program;
- * MOCK_DROPS=1 makes "CUPTI" drop 17 records after unit 3.
+ * MOCK_DROPS=1 makes "CUPTI" drop 17 records after unit 3.  Links mock_cuda.c's
+ * libcuda.so.1, whose entry points the host-side view (libcuda uprobes) sees.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -22,6 +23,9 @@ void mock_launch(const char *name, uint64_t dur_ns, int memcpy_too);
 void mock_sync(void);
 void mock_marker(const char *name, int start);
 void mock_drop(uint64_t n);
+/* mock_cuda.c (libcuda.so.1): what gaptrace's host-side view probes. */
+int cuLaunchKernel(void);
+int cuStreamSynchronize(void);
 
 #define MAX_INJ 100000
 
@@ -53,9 +57,12 @@ int main(int argc, char **argv)
 	for (u = 0; (u < units || (deadline && now() < deadline)) && n < MAX_INJ; u++) {
 		mock_marker("partition", 1);
 		GAPTRACE_UNIT_BEGIN(u);
-		for (int k = 0; k < 6; k++)
+		for (int k = 0; k < 6; k++) {
+			cuLaunchKernel();
 			mock_launch(k % 2 ? "_Z11spin_kernelyPj" : "_Z8fill_kerv", 2000000, k == 5);
+		}
 		mock_sync();
+		cuStreamSynchronize();
 		GAPTRACE_UNIT_END(u);
 		mock_marker(NULL, 0);
 		if (u == 3 && getenv("MOCK_DROPS"))
