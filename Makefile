@@ -120,6 +120,10 @@ ifeq ($(HAVE_CUDA),1)
 	$(Q)mkdir -p $(OUTPUT)/gpu
 	$(Q)$(NVCC) $(NVCC_FLAGS) -Icupti -Itests/workloads tests/gpu/prover_gpu.cu \
 		-o $(OUTPUT)/gpu/prover_gpu -lpthread
+	$(call msg,CC-SO,$(OUTPUT)/gpu/libother-subscriber.so)
+	$(Q)$(CC) -O2 -fPIC -shared -Wall -Wextra -Werror -I$(CUDA_HOME)/include \
+		tests/gpu/other_subscriber.c -o $(OUTPUT)/gpu/libother-subscriber.so \
+		-L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcupti
 else
 	@echo "  SKIP     prover_gpu: no CUDA toolkit at $(CUDA_HOME) (set CUDA_HOME)"
 endif
@@ -180,6 +184,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory integration-test
+	$(Q)tools/cupti-mock-check $(OUTPUT)
 	$(Q)$(MAKE) --no-print-directory browser-test
 
 demo: deps
