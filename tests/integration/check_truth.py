@@ -71,9 +71,17 @@ def main():
         # being placed (a CUPTI injection stops the target for a moment),
         # samplers opening, GPU records arriving after the CPU side stopped.
         edge = 500_000_000
-        injections = [i for i in injections
-                      if i["start_ns"] >= max(cap["start_ns"] + edge, first_gap)
-                      and i["end_ns"] <= cap["end_ns"] - edge]
+        inside = [i for i in injections
+                  if i["start_ns"] >= max(cap["start_ns"] + edge, first_gap)
+                  and i["end_ns"] <= cap["end_ns"] - edge]
+        # A gap's injections count all or none: one cut by the window would
+        # leave its other components unexplained in the truth.
+        count = {}
+        for i in injections:
+            count[i["gap_after_unit"]] = count.get(i["gap_after_unit"], 0) + 1
+        for i in inside:
+            count[i["gap_after_unit"]] -= 1
+        injections = [i for i in inside if count[i["gap_after_unit"]] == 0]
     # A lock holder's own work is not the waiter's: only its lock wait counts.
     injections = [i for i in injections if i.get("on_critical_path", True)]
     peers = {}  # gap index -> measured threads other than the worker
