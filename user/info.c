@@ -5,6 +5,7 @@
  * the clock check of GPU starts against their launch calls.
  */
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,10 @@ struct info_stats {
 	uint64_t counters_lost_ringbuf, counters_lost_stack, counters_lost_map, counters_gpu_trunc;
 	char stop_reason[32];
 	uint64_t end_ns;
+	/* --stacks dwarf: the recorder's unwinding counters (present only then) */
+	bool dwarf;
+	uint64_t dwarf_snapshots, dwarf_bytes, dwarf_dropped, dwarf_no_slot, dwarf_unwound,
+	    dwarf_failed, dwarf_used, dwarf_cpu_ns;
 };
 
 static int block_slot(uint32_t type)
@@ -62,6 +67,26 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 		snprintf(s->stop_reason, sizeof(s->stop_reason), "%s", value);
 	else if (!strcmp(key, "end_mono_ns"))
 		s->end_ns = v;
+	else if (!strncmp(key, "dwarf.", 6)) {
+		static const struct {
+			const char *key;
+			size_t off;
+		} dk[] = {
+		    {"dwarf.snapshots", offsetof(struct info_stats, dwarf_snapshots)},
+		    {"dwarf.bytes", offsetof(struct info_stats, dwarf_bytes)},
+		    {"dwarf.dropped", offsetof(struct info_stats, dwarf_dropped)},
+		    {"dwarf.no_slot", offsetof(struct info_stats, dwarf_no_slot)},
+		    {"dwarf.unwound", offsetof(struct info_stats, dwarf_unwound)},
+		    {"dwarf.failed", offsetof(struct info_stats, dwarf_failed)},
+		    {"dwarf.used", offsetof(struct info_stats, dwarf_used)},
+		    {"dwarf.unwind_cpu_ns", offsetof(struct info_stats, dwarf_cpu_ns)},
+		};
+
+		s->dwarf = true;
+		for (size_t i = 0; i < GT_ARRAY_SIZE(dk); i++)
+			if (!strcmp(key, dk[i].key))
+				*(uint64_t *)((char *)s + dk[i].off) = v;
+	}
 	return 0;
 }
 
@@ -222,6 +247,19 @@ int cmd_info(int argc, char **argv)
 		json_ku64(&j, "gpu_records", r->lost_gpu);
 		json_ku64(&j, "gpu_producer_dropped", r->lost_producer);
 		json_obj_end(&j);
+		if (s.dwarf) {
+			json_key(&j, "dwarf");
+			json_obj_begin(&j);
+			json_ku64(&j, "snapshots", s.dwarf_snapshots);
+			json_ku64(&j, "bytes", s.dwarf_bytes);
+			json_ku64(&j, "unwound", s.dwarf_unwound);
+			json_ku64(&j, "failed", s.dwarf_failed);
+			json_ku64(&j, "used", s.dwarf_used);
+			json_ku64(&j, "dropped", s.dwarf_dropped);
+			json_ku64(&j, "no_slot", s.dwarf_no_slot);
+			json_ku64(&j, "unwind_cpu_ns", s.dwarf_cpu_ns);
+			json_obj_end(&j);
+		}
 		json_ku64(&j, "threads", r->nthreads);
 		json_ku64(&j, "devices", r->ndevices);
 		json_key(&j, "clock");
@@ -283,6 +321,17 @@ int cmd_info(int argc, char **argv)
 		       (unsigned long long)s.counters_lost_stack, (unsigned long long)r->lost_gpu,
 		       (unsigned long long)r->lost_producer,
 		       lost ? "  <- raise record --ringbuf-size" : "");
+		if (s.dwarf)
+			printf(
+			    "dwarf:    %llu stack snapshots (%s), %llu unwound, %llu failed, %llu "
+			    "used by records; %llu dropped (ring full), %llu without a slot; "
+			    "unwinding took %s of CPU\n",
+			    (unsigned long long)s.dwarf_snapshots,
+			    gt_fmt_bytes(s.dwarf_bytes, d1, sizeof(d1)),
+			    (unsigned long long)s.dwarf_unwound, (unsigned long long)s.dwarf_failed,
+			    (unsigned long long)s.dwarf_used, (unsigned long long)s.dwarf_dropped,
+			    (unsigned long long)s.dwarf_no_slot,
+			    gt_fmt_dur(s.dwarf_cpu_ns, d2, sizeof(d2)));
 		printf("GPU:      %zu device(s), %llu ops, %zu gaps >= 1 ms; source: %s\n",
 		       r->ndevices, (unsigned long long)(r->ndevices ? r->devices[0].ops : 0),
 		       r->ngaps, r->gpu_source);
