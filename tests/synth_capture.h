@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * synth_capture.h: builds small synthetic captures record by record (threads,
- * GPU ops and launches, off-CPU intervals, units, calls, stacks) for the
- * cmocka tests of the outputs (diff, export); include after <cmocka.h>.
+ * GPU ops and launches, off-CPU intervals, samples, units, calls, stacks) for
+ * the cmocka tests of the analysis outputs (flame, diff, export, html);
+ * include after <cmocka.h>.
  */
 #ifndef GT_TEST_SYNTH_CAPTURE_H
 #define GT_TEST_SYNTH_CAPTURE_H
@@ -30,7 +31,7 @@
 struct synth {
 	char path[64];
 	struct capture_writer *w;
-	struct capture_buf stacks, syms, probes;
+	struct capture_buf stacks, syms, probes, maps;
 	uint64_t end;
 };
 
@@ -96,9 +97,10 @@ static inline void synth_op(struct synth *s, uint32_t tid, uint64_t id, uint64_t
 	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
 }
 
-static inline void synth_off(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake,
-			     uint64_t on, uint32_t flags, int32_t sys, uint64_t a1, uint64_t a2,
-			     uint32_t waker, int32_t ustack)
+/* Off CPU from off to on (woken at wake by waker), with user and kernel stacks. */
+static inline void synth_off_k(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake,
+			       uint64_t on, uint32_t flags, int32_t sys, uint64_t a1, uint64_t a2,
+			       uint32_t waker, int32_t ustack, int32_t kstack)
 {
 	struct gt_offcpu o = {};
 
@@ -116,8 +118,29 @@ static inline void synth_off(struct synth *s, uint32_t tid, uint64_t off, uint64
 	o.args[1] = a1;
 	o.args[2] = a2;
 	o.ustack_id = ustack;
-	o.kstack_id = -1;
+	o.kstack_id = kstack;
 	assert_int_equal(capture_writer__event(s->w, &o, sizeof(o)), 0);
+}
+
+static inline void synth_off(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake,
+			     uint64_t on, uint32_t flags, int32_t sys, uint64_t a1, uint64_t a2,
+			     uint32_t waker, int32_t ustack)
+{
+	synth_off_k(s, tid, off, wake, on, flags, sys, a1, a2, waker, ustack, -1);
+}
+
+/* A CPU sample of tid (user stack ustack, no kernel stack). */
+static inline void synth_sample(struct synth *s, uint32_t tid, uint64_t ts, int32_t ustack)
+{
+	struct gt_sample x = {};
+
+	synth_hdr(&x.hdr, GT_REC_SAMPLE, sizeof(x), ts);
+	x.pid = PID;
+	x.tid = tid;
+	x.syscall_nr = -1;
+	x.ustack_id = ustack;
+	x.kstack_id = -1;
+	assert_int_equal(capture_writer__event(s->w, &x, sizeof(x)), 0);
 }
 
 /* Blocked on a contended mutex (futex value 2) until holder wakes it. */
@@ -165,6 +188,21 @@ static inline void synth_stack(struct synth *s, int32_t id, uint64_t ip, const c
 	capture_buf__symbol(&s->syms, ip, PID, 4, fn, "/lib/libc.so.6");
 }
 
+/*
+ * A stack of n frames given leaf first, as the recorder stores them; a NULL
+ * name is an unresolved frame inside module.
+ */
+static inline void synth_stack_n(struct synth *s, int32_t id, bool kernel, const uint64_t *ips,
+				 const char *const *names, const char *module, uint16_t n)
+{
+	uint32_t pid = kernel ? 0 : PID;
+
+	capture_buf__stack(&s->stacks, id, pid, kernel, ips, n);
+	for (uint16_t i = 0; i < n; i++)
+		capture_buf__symbol(&s->syms, ips[i], pid, names[i] ? 4 : 0,
+				    names[i] ? names[i] : "", module);
+}
+
 /* Writes the trailing blocks and closes the file; s->path stays for the caller. */
 static inline void synth_close(struct synth *s)
 {
@@ -173,6 +211,9 @@ static inline void synth_close(struct synth *s)
 	if (s->probes.len)
 		assert_int_equal(
 		    capture_writer__block(s->w, GT_BLK_PROBES, s->probes.data, s->probes.len), 0);
+	if (s->maps.len)
+		assert_int_equal(
+		    capture_writer__block(s->w, GT_BLK_MAPPINGS, s->maps.data, s->maps.len), 0);
 	if (s->stacks.len)
 		assert_int_equal(
 		    capture_writer__block(s->w, GT_BLK_STACKS, s->stacks.data, s->stacks.len), 0);
@@ -186,6 +227,7 @@ static inline void synth_close(struct synth *s)
 	capture_buf__free(&s->stacks);
 	capture_buf__free(&s->syms);
 	capture_buf__free(&s->probes);
+	capture_buf__free(&s->maps);
 }
 
 /* Analyses a closed capture file. */

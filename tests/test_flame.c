@@ -22,205 +22,30 @@
 #include "json.h"
 #include "util.h"
 
-#define MS  NSEC_PER_MSEC
-#define T0  (1000 * MS)
-#define PID 100
-
-#define SYS_futex      202
 #define SYS_epoll_wait 232
 
-/* ---- synthetic captures (the approach of test_analysis.c) ---- */
-
-struct synth {
-	char path[64];
-	struct capture_writer *w;
-	struct capture_buf stacks, syms, probes, maps;
-	uint64_t end;
-};
-
-static void synth_open(struct synth *s)
-{
-	char err[256];
-	const char *kv[] = {"pid=100", "comm=synth", "start_mono_ns=1000000000",
-			    "sample_period_ns=1000000", "gpu_source=usdt"};
-	int fd;
-
-	memset(s, 0, sizeof(*s));
-	strcpy(s->path, "/tmp/gt_test_flame_XXXXXX");
-	fd = mkstemp(s->path);
-	assert_true(fd >= 0);
-	close(fd);
-	s->w = capture_writer__open(s->path, kv, GT_ARRAY_SIZE(kv), err, sizeof(err));
-	assert_non_null(s->w);
-	s->end = T0 + 1000 * MS;
-}
-
-static void hdr(struct gt_hdr *h, uint16_t type, uint16_t size, uint64_t ts)
-{
-	h->type = type;
-	h->size = size;
-	h->cpu = 0;
-	h->ts_ns = ts;
-}
-
-static void thread(struct synth *s, uint32_t tid, const char *comm)
-{
-	struct gt_task t = {};
-
-	hdr(&t.hdr, GT_REC_TASK, sizeof(t), T0);
-	t.pid = PID;
-	t.tid = tid;
-	t.event = GT_TASK_SEEN;
-	strncpy(t.comm, comm, sizeof(t.comm) - 1);
-	assert_int_equal(capture_writer__event(s->w, &t, sizeof(t)), 0);
-}
-
-static void op(struct synth *s, uint32_t tid, uint64_t id, uint64_t launch, uint64_t start,
-	       uint64_t end)
-{
-	struct gt_gpu_launch l = {};
-	struct gt_gpu_op g = {};
-
-	hdr(&l.hdr, GT_REC_GPU_LAUNCH, sizeof(l), launch);
-	l.pid = PID;
-	l.tid = tid;
-	l.op_id = id;
-	assert_int_equal(capture_writer__event(s->w, &l, sizeof(l)), 0);
-	hdr(&g.hdr, GT_REC_GPU_OP, sizeof(g), end);
-	g.pid = PID;
-	g.tid = 99;
-	g.rec.start_ns = start;
-	g.rec.end_ns = end;
-	g.rec.op_id = id;
-	g.rec.kind = 1;
-	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
-}
-
-static void ev_off(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake, uint64_t on,
-		   uint32_t flags, int32_t sys, uint64_t a1, uint64_t a2, uint32_t waker,
-		   int32_t ustack, int32_t kstack)
-{
-	struct gt_offcpu o = {};
-
-	hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), on);
-	o.pid = PID;
-	o.tid = tid;
-	o.off_ns = off;
-	o.wake_ns = wake;
-	o.on_ns = on;
-	o.state = (flags & GT_OFF_PREEMPTED) ? 0 : 1;
-	o.flags = flags;
-	o.waker_pid = waker ? PID : 0;
-	o.waker_tid = waker;
-	o.syscall_nr = sys;
-	o.args[1] = a1;
-	o.args[2] = a2;
-	o.ustack_id = ustack;
-	o.kstack_id = kstack;
-	assert_int_equal(capture_writer__event(s->w, &o, sizeof(o)), 0);
-}
-
-static void ev_sample(struct synth *s, uint32_t tid, uint64_t ts, int32_t ustack)
-{
-	struct gt_sample x = {};
-
-	hdr(&x.hdr, GT_REC_SAMPLE, sizeof(x), ts);
-	x.pid = PID;
-	x.tid = tid;
-	x.syscall_nr = -1;
-	x.ustack_id = ustack;
-	x.kstack_id = -1;
-	assert_int_equal(capture_writer__event(s->w, &x, sizeof(x)), 0);
-}
-
-static void ev_call(struct synth *s, uint32_t tid, uint32_t func, uint64_t enter, uint64_t exit)
-{
-	struct gt_call c = {};
-
-	hdr(&c.hdr, GT_REC_CALL, sizeof(c), exit);
-	c.pid = PID;
-	c.tid = tid;
-	c.enter_ns = enter;
-	c.exit_ns = exit;
-	c.func_id = func;
-	assert_int_equal(capture_writer__event(s->w, &c, sizeof(c)), 0);
-}
-
-static void ev_unit(struct synth *s, uint32_t tid, uint64_t id, uint64_t ts, bool begin)
-{
-	struct gt_unit u = {};
-
-	hdr(&u.hdr, GT_REC_UNIT, sizeof(u), ts);
-	u.pid = PID;
-	u.tid = tid;
-	u.unit_id = id;
-	u.begin = begin;
-	assert_int_equal(capture_writer__event(s->w, &u, sizeof(u)), 0);
-}
-
-/*
- * A stack of n frames given leaf first, as the recorder stores them; a NULL
- * name is an unresolved frame inside module.
- */
-static void stack(struct synth *s, int32_t id, bool kernel, const uint64_t *ips,
-		  const char *const *names, const char *module, uint16_t n)
-{
-	uint32_t pid = kernel ? 0 : PID;
-
-	capture_buf__stack(&s->stacks, id, pid, kernel, ips, n);
-	for (uint16_t i = 0; i < n; i++)
-		capture_buf__symbol(&s->syms, ips[i], pid, names[i] ? 4 : 0,
-				    names[i] ? names[i] : "", module);
-}
+#include "synth_capture.h"
 
 struct run {
 	struct an_result *r;
-	struct capture *c;
-	char path[64];
+	struct capture *c; /* kept open: the flame graph reads its stacks */
 };
 
 /* Closes the capture, analyses it with pieces kept; the capture stays open. */
-static void synth_run(struct synth *s, struct run *out)
+static void run_pieces(struct synth *s, struct run *out)
 {
-	struct capture_buf end = {};
 	struct an_opts o;
-	char err[256];
-
-	if (s->probes.len)
-		assert_int_equal(
-		    capture_writer__block(s->w, GT_BLK_PROBES, s->probes.data, s->probes.len), 0);
-	if (s->maps.len)
-		assert_int_equal(
-		    capture_writer__block(s->w, GT_BLK_MAPPINGS, s->maps.data, s->maps.len), 0);
-	if (s->stacks.len)
-		assert_int_equal(
-		    capture_writer__block(s->w, GT_BLK_STACKS, s->stacks.data, s->stacks.len), 0);
-	if (s->syms.len)
-		assert_int_equal(
-		    capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data, s->syms.len), 0);
-	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)s->end);
-	assert_int_equal(capture_writer__block(s->w, GT_BLK_END, end.data, end.len), 0);
-	assert_int_equal(capture_writer__close(s->w), 0);
-	capture_buf__free(&end);
-	capture_buf__free(&s->stacks);
-	capture_buf__free(&s->syms);
-	capture_buf__free(&s->probes);
-	capture_buf__free(&s->maps);
 
 	memset(out, 0, sizeof(*out));
-	strcpy(out->path, s->path);
-	out->c = capture__open(s->path, err, sizeof(err));
-	assert_non_null(out->c);
 	an_opts__defaults(&o);
 	o.pieces = true;
-	assert_int_equal(analysis__run(out->c, &o, &out->r, err, sizeof(err)), 0);
+	out->r = synth_run_open(s, &o, &out->c);
 }
 
 static void run_free(struct run *rn)
 {
 	an_result__free(rn->r);
 	capture__close(rn->c);
-	unlink(rn->path);
 }
 
 /*
@@ -257,13 +82,13 @@ static void build(struct synth *s)
 	static const char *const foo_names[] = {NULL, "synth_main"};
 
 	synth_open(s);
-	thread(s, 10, "gpu-worker");
-	thread(s, 11, "lock-holder");
-	thread(s, 12, "synth-0");
-	stack(s, 1, false, lock_ips, lock_names, "/usr/bin/prover", 2);
-	stack(s, 2, true, k_ips, k_names, "[kernel]", 4);
-	stack(s, 3, false, v0_ips, v0_names, "/usr/bin/prover", 2);
-	stack(s, 4, false, leg_ips, leg_names, "/usr/bin/prover", 2);
+	synth_thread(s, 10, "gpu-worker");
+	synth_thread(s, 11, "lock-holder");
+	synth_thread(s, 12, "synth-0");
+	synth_stack_n(s, 1, false, lock_ips, lock_names, "/usr/bin/prover", 2);
+	synth_stack_n(s, 2, true, k_ips, k_names, "[kernel]", 4);
+	synth_stack_n(s, 3, false, v0_ips, v0_names, "/usr/bin/prover", 2);
+	synth_stack_n(s, 4, false, leg_ips, leg_names, "/usr/bin/prover", 2);
 	/* The libfoo frame is unresolved; its root is resolved. */
 	capture_buf__stack(&s->stacks, 5, PID, false, foo_ips, 2);
 	capture_buf__symbol(&s->syms, foo_ips[0], PID, 0, "", "/usr/lib/libfoo.so");
@@ -272,25 +97,26 @@ static void build(struct synth *s)
 			     "/usr/lib/libfoo.so");
 	capture_buf__probe(&s->probes, 0, "malloc_trim", "libc.so.6", "allocator");
 
-	ev_unit(s, 10, 1, T0 + 1 * MS, true);
-	op(s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
-	ev_unit(s, 10, 1, T0 + 10 * MS, false);
-	ev_unit(s, 10, 2, T0 + 29 * MS, true);
-	op(s, 10, 2, T0 + 29 * MS, T0 + 30 * MS, T0 + 40 * MS);
-	op(s, 10, 3, T0 + 60 * MS, T0 + 60 * MS, T0 + 70 * MS);
-	ev_unit(s, 10, 2, T0 + 71 * MS, false);
+	synth_unit(s, 10, 1, T0 + 1 * MS, true);
+	synth_op(s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
+	synth_unit(s, 10, 1, T0 + 10 * MS, false);
+	synth_unit(s, 10, 2, T0 + 29 * MS, true);
+	synth_op(s, 10, 2, T0 + 29 * MS, T0 + 30 * MS, T0 + 40 * MS);
+	synth_op(s, 10, 3, T0 + 60 * MS, T0 + 60 * MS, T0 + 70 * MS);
+	synth_unit(s, 10, 2, T0 + 71 * MS, false);
 
 	/* gap 0 */
-	ev_off(s, 10, T0 + 11 * MS, T0 + 19 * MS, T0 + 20 * MS, 0, SYS_futex, 128, 2, 11, 1, 2);
+	synth_off_k(s, 10, T0 + 11 * MS, T0 + 19 * MS, T0 + 20 * MS, 0, SYS_futex, 128, 2, 11, 1,
+		    2);
 	for (int i = 21; i <= 29; i++)
-		ev_sample(s, 10, T0 + (uint64_t)i * MS, i <= 25 ? 3 : 4);
+		synth_sample(s, 10, T0 + (uint64_t)i * MS, i <= 25 ? 3 : 4);
 	/* gap 1 */
-	ev_call(s, 10, 0, T0 + 40 * MS, T0 + 50 * MS);
-	ev_off(s, 10, T0 + 50 * MS, T0 + 58 * MS, T0 + 58 * MS, 0, SYS_epoll_wait, 0, 0, 12, -1,
-	       -1);
-	ev_off(s, 12, T0 + 50 * MS, 0, T0 + 52 * MS, GT_OFF_PREEMPTED, -1, 0, 0, 0, -1, -1);
+	synth_call(s, 10, 0, T0 + 40 * MS, T0 + 50 * MS);
+	synth_off_k(s, 10, T0 + 50 * MS, T0 + 58 * MS, T0 + 58 * MS, 0, SYS_epoll_wait, 0, 0, 12,
+		    -1, -1);
+	synth_off_k(s, 12, T0 + 50 * MS, 0, T0 + 52 * MS, GT_OFF_PREEMPTED, -1, 0, 0, 0, -1, -1);
 	for (int i = 53; i <= 58; i++)
-		ev_sample(s, 12, T0 + (uint64_t)i * MS, 5);
+		synth_sample(s, 12, T0 + (uint64_t)i * MS, 5);
 }
 
 static const char *const all_lines =
@@ -339,7 +165,7 @@ static void test_flame_folded_exact(void **state)
 	uint64_t sum = 0;
 
 	build(&s);
-	synth_run(&s, &rn);
+	run_pieces(&s, &rn);
 	assert_int_equal(rn.r->ngaps, 2);
 	flame_filter__init(&f);
 	out = folded(&rn, &f);
@@ -363,7 +189,7 @@ static void test_flame_without_mappings(void **state)
 	FILE *m;
 
 	build(&s);
-	synth_run(&s, &rn);
+	run_pieces(&s, &rn);
 	/* No capture given: the module is known, the offset is not. */
 	fl = flame__from_result(rn.r, NULL);
 	m = open_memstream(&buf, &len);
@@ -383,7 +209,7 @@ static void test_flame_filters(void **state)
 	char *out;
 
 	build(&s);
-	synth_run(&s, &rn);
+	run_pieces(&s, &rn);
 	assert_int_equal(rn.r->gaps[0].kind, GT_GAP_INTER);
 	assert_int_equal(rn.r->gaps[1].kind, GT_GAP_INTRA);
 
@@ -448,7 +274,7 @@ static void test_flame_per_gap_reuse(void **state)
 	uint64_t sum = 0;
 
 	build(&s);
-	synth_run(&s, &rn);
+	run_pieces(&s, &rn);
 	for (int pass = 0; pass < 2; pass++) {
 		sum = 0;
 		for (size_t g = 0; g < rn.r->ngaps; g++) {
@@ -583,7 +409,7 @@ static void test_flame_svg_well_formed(void **state)
 	char *svg;
 
 	build(&s);
-	synth_run(&s, &rn);
+	run_pieces(&s, &rn);
 	flame_filter__init(&f);
 	f.cap = rn.c;
 	fl = flame__from_result(rn.r, &f);
@@ -773,7 +599,7 @@ static void test_flame_top_stacks(void **state)
 	FILE *m;
 
 	build(&s);
-	synth_run(&s, &rn);
+	run_pieces(&s, &rn);
 	fl = flame__from_result(rn.r, NULL);
 	assert_int_equal(flame__top_stacks(fl, -1, 4, collect_cb, &c), 4);
 	assert_string_equal(c.text[0], "allocator 10000000 gpu-worker: [malloc_trim]");
@@ -817,7 +643,7 @@ static void test_flame_json_top_stacks(void **state)
 	FILE *m;
 
 	build(&s);
-	synth_run(&s, &rn);
+	run_pieces(&s, &rn);
 	m = open_memstream(&buf, &len);
 	json_init(&j, m, false);
 	json_obj_begin(&j);
