@@ -954,6 +954,16 @@ int analysis__run(struct capture *c, const struct an_opts *o, struct an_result *
 	if (!m->nops)
 		add_warning(r, "no GPU activity in this capture: was the GPU producer (CUPTI "
 			       "library or USDT probes) attached? see 'gaptrace info'");
+	if (r->lost_producer || r->lost_gpu) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg),
+			 "%llu GPU activity records dropped by CUPTI and %llu lost on the way to "
+			 "gaptrace: GPU busy time is missing there, so gaps near them may be too "
+			 "long",
+			 (unsigned long long)r->lost_producer, (unsigned long long)r->lost_gpu);
+		add_warning(r, msg);
+	}
 	if (m->host_view)
 		add_warning(r, "no GPU records: GPU busy time is the host-side view (from a "
 			       "launch call to the next synchronize return); gaps are host time");
