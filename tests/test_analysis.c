@@ -804,6 +804,50 @@ static void test_fallback_after_cupti_stepped_aside(void **state)
 	an_result__free(r);
 }
 
+/*
+ * GPU records until the library stepped aside at 30 ms, libcuda uprobes after:
+ * gaps in both parts, the clock check over the GPU records only.
+ */
+static void test_host_view_after_gpu_records(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	thread(&s, 10, "w");
+	probe(&s, 0, "cuStreamSynchronize", "sync");
+	probe(&s, 1, "cuLaunchKernel", "launch");
+	op(&s, 10, 1, T0 + 1 * MS, T0 + 1 * MS + 10 * US, T0 + 10 * MS);
+	ev_call(&s, 10, 0, T0 + 2 * MS, T0 + 10 * MS); /* a sync while CUPTI works: no op */
+	op(&s, 10, 2, T0 + 20 * MS, T0 + 20 * MS + 10 * US, T0 + 30 * MS);
+	/* Stepped aside: launches are probed from here on. */
+	ev_call(&s, 10, 1, T0 + 40 * MS, T0 + 40010 * US);
+	ev_call(&s, 10, 0, T0 + 41 * MS, T0 + 50 * MS);
+	ev_off(&s, 10, T0 + 50 * MS, T0 + 58 * MS, T0 + 58 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
+	       -1);
+	ev_call(&s, 10, 1, T0 + 60 * MS, T0 + 60010 * US);
+	ev_call(&s, 10, 0, T0 + 61 * MS, T0 + 70 * MS);
+	s.end_gpu_source = "uprobe (host-side view; CUPTI library stepped aside: why)";
+	r = synth_run(&s, NULL);
+	assert_true(r->host_view);
+	assert_int_equal(r->devices[0].ops, 4);
+	assert_int_equal(r->clock.pairs, 2);
+	assert_int_equal(r->clock.violations, 0);
+	/* [10, 20) and [30, 40) from GPU records, [50, 60) from the host-side view. */
+	assert_int_equal(r->ngaps, 3);
+	assert_int_equal(r->gaps[1].start_ns, T0 + 30 * MS);
+	assert_int_equal(r->gaps[1].end_ns, T0 + 40 * MS);
+	assert_int_equal(r->gaps[2].start_ns, T0 + 50 * MS);
+	assert_int_equal(r->gaps[2].end_ns, T0 + 60 * MS);
+	assert_cat(&r->gaps[2], GT_CAT_SLEEP, 8 * MS);
+	bool told = false;
+	for (size_t i = 0; i < r->nwarnings; i++)
+		told |=
+		    strstr(r->warnings[i], "GPU records stop 30.00 ms into the capture") != NULL;
+	assert_true(told);
+	an_result__free(r);
+}
+
 static void test_two_devices(void **state)
 {
 	struct synth s;
@@ -909,6 +953,7 @@ int main(void)
 	    cmocka_unit_test(test_partial_interval_at_start),
 	    cmocka_unit_test(test_host_view_from_libcuda_uprobes),
 	    cmocka_unit_test(test_fallback_after_cupti_stepped_aside),
+	    cmocka_unit_test(test_host_view_after_gpu_records),
 	    cmocka_unit_test(test_two_devices),
 	    cmocka_unit_test(test_sum_property_random),
 	};

@@ -83,13 +83,14 @@ static void clock_check(struct model *m, struct an_result *r)
 
 	/* Host-side ops start at their launch call by construction: nothing to check. */
 	r->host_view = m->host_view;
-	if (m->host_view)
-		return;
 	d = gt_xmalloc(sizeof(int64_t) * (m->nops ? m->nops : 1));
 
 	for (size_t i = 0; i < m->nops; i++) {
-		const struct m_launch *l = launch_of(m, m->ops[i].op_id);
+		const struct m_launch *l;
 
+		if (m->ops[i].op_id >= M_HOST_OP_ID0)
+			continue;
+		l = launch_of(m, m->ops[i].op_id);
 		if (!l)
 			continue;
 		d[n] = (int64_t)(m->ops[i].start - l->ts);

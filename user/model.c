@@ -566,11 +566,18 @@ static int cmp_hostcall(const void *a, const void *b)
  * Without GPU records (no CUPTI), libcuda uprobes give a host-side view: the
  * GPU counts as busy from a thread's first launch until its next synchronize
  * call returns.  Coarser than CUPTI, but the gaps between are real host time.
+ * Launch calls are probed only in that case, or from the moment the CUPTI
+ * library stepped aside: the view starts after the last GPU record, so the
+ * two never describe the same time twice.
  */
 static void host_view_ops(struct model *m)
 {
-	uint64_t busy_from = 0, id = 1ULL << 62;
+	uint64_t busy_from = 0, id = M_HOST_OP_ID0, after = 0;
+	size_t n0 = m->nops;
 	uint32_t tid = 0;
+
+	for (size_t i = 0; i < m->nops; i++)
+		after = GT_MAX(after, m->ops[i].end);
 
 	gt_sort(m->hostcalls, m->nhostcalls, sizeof(*m->hostcalls), cmp_hostcall);
 	for (size_t i = 0; i < m->nhostcalls; i++) {
@@ -581,7 +588,7 @@ static void host_view_ops(struct model *m)
 			busy_from = 0;
 		}
 		if (!h->sync) {
-			if (!busy_from)
+			if (!busy_from && h->enter >= after)
 				busy_from = h->enter;
 			continue;
 		}
@@ -593,7 +600,8 @@ static void host_view_ops(struct model *m)
 		id++;
 		busy_from = 0;
 	}
-	m->host_view = m->nops > 0;
+	m->host_view = m->nops > n0;
+	m->host_view_from = n0 ? after : 0;
 }
 
 static int pass1(struct capture *c, struct model *m, struct an_result *r)
@@ -643,7 +651,7 @@ static int pass1(struct capture *c, struct model *m, struct an_result *r)
 		}
 	}
 	r->lost_gpu += p.lost_gpu;
-	if (!m->nops && m->nhostcalls)
+	if (m->nhostcalls)
 		host_view_ops(m);
 	if (r->clean_end && r->end_ns) {
 		/* GPU records keep arriving after the CPU side stopped: work that
@@ -964,9 +972,22 @@ int analysis__run(struct capture *c, const struct an_opts *o, struct an_result *
 			 (unsigned long long)r->lost_producer, (unsigned long long)r->lost_gpu);
 		add_warning(r, msg);
 	}
-	if (m->host_view)
+	if (m->host_view && m->host_view_from) {
+		char msg[256], d[32];
+
+		snprintf(
+		    msg, sizeof(msg),
+		    "GPU records stop %s into the capture (the CUPTI library stepped aside): "
+		    "after that GPU busy time is the host-side view (from a launch call to the "
+		    "next synchronize return)",
+		    gt_fmt_dur(m->host_view_from > r->start_ns ? m->host_view_from - r->start_ns
+							       : 0,
+			       d, sizeof(d)));
+		add_warning(r, msg);
+	} else if (m->host_view) {
 		add_warning(r, "no GPU records: GPU busy time is the host-side view (from a "
 			       "launch call to the next synchronize return); gaps are host time");
+	}
 	*out = r;
 	return 0;
 }

@@ -174,8 +174,12 @@ struct model {
 
 	struct m_hostcall *hostcalls;
 	size_t nhostcalls, hostcalls_cap;
-	bool host_view; /* GPU ops were synthesised from libcuda calls */
+	bool host_view;		 /* GPU ops were synthesised from libcuda calls */
+	uint64_t host_view_from; /* ... for launches from then on (after the last GPU record) */
 };
+
+/* op_id of the GPU ops synthesised from libcuda calls (host-side view). */
+#define M_HOST_OP_ID0 (1ULL << 62)
 
 struct m_thread *model__thread(struct model *m, uint32_t tid, bool create);
 const struct m_sym *model__sym(const struct model *m, uint32_t pid, uint64_t ip);
