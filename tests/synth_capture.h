@@ -33,6 +33,7 @@ struct synth {
 	struct capture_writer *w;
 	struct capture_buf stacks, syms, probes, maps;
 	uint64_t end;
+	const char *end_gpu_source; /* END's gpu_source, as when the source changed */
 };
 
 static inline void synth_open(struct synth *s)
@@ -220,6 +221,8 @@ static inline void synth_close(struct synth *s)
 	if (s->syms.len)
 		assert_int_equal(
 		    capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data, s->syms.len), 0);
+	if (s->end_gpu_source)
+		capture_buf__kv(&end, "gpu_source", "%s", s->end_gpu_source);
 	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)s->end);
 	assert_int_equal(capture_writer__block(s->w, GT_BLK_END, end.data, end.len), 0);
 	assert_int_equal(capture_writer__close(s->w), 0);
@@ -230,17 +233,35 @@ static inline void synth_close(struct synth *s)
 	capture_buf__free(&s->maps);
 }
 
-/* Analyses a closed capture file. */
+/* The sum property, checked on every analysis: a gap's categories add up to it. */
+static inline void synth_check_sums(const struct an_result *r)
+{
+	for (size_t i = 0; i < r->ngaps; i++) {
+		uint64_t sum = 0;
+
+		for (int k = 0; k < GT_CAT_MAX; k++)
+			sum += r->gaps[i].by_cat[k];
+		assert_int_equal(sum, r->gaps[i].duration_ns);
+	}
+}
+
+/* Analyses a closed capture file (opts NULL: the defaults). */
 static inline struct an_result *synth_analyse(const char *path, const struct an_opts *opts)
 {
 	struct an_result *r = NULL;
+	struct an_opts o;
 	struct capture *c;
 	char err[256];
 
+	if (!opts) {
+		an_opts__defaults(&o);
+		opts = &o;
+	}
 	c = capture__open(path, err, sizeof(err));
 	assert_non_null(c);
 	assert_int_equal(analysis__run(c, opts, &r, err, sizeof(err)), 0);
 	capture__close(c);
+	synth_check_sums(r);
 	return r;
 }
 
@@ -259,6 +280,7 @@ static inline struct an_result *synth_run_open(struct synth *s, const struct an_
 	assert_non_null(*cap);
 	assert_int_equal(analysis__run(*cap, opts, &r, err, sizeof(err)), 0);
 	unlink(s->path);
+	synth_check_sums(r);
 	return r;
 }
 

@@ -21,76 +21,20 @@
 #include "gaptrace.h"
 #include "util.h"
 
-#define MS  NSEC_PER_MSEC
-#define US  NSEC_PER_USEC
-#define T0  (1000 * MS) /* capture start: 1 s of CLOCK_MONOTONIC */
-#define PID 100
+#include "synth_capture.h" /* MS, US, T0, PID, SYS_futex, SYS_clock_nanosleep */
 
-/* x86-64 syscall numbers the analysis knows. */
-#define SYS_read	    0
-#define SYS_write	    1
-#define SYS_munmap	    11
-#define SYS_epoll_wait	    232
-#define SYS_futex	    202
-#define SYS_clock_nanosleep 230
-#define SYS_fdatasync	    75
-
-struct synth {
-	char path[64];
-	struct capture_writer *w;
-	struct capture_buf stacks, syms, probes;
-	uint64_t end;
-	const char *end_gpu_source; /* END's gpu_source, as when the source changed */
-};
-
-static void synth_open(struct synth *s)
-{
-	char err[256];
-	const char *kv[] = {"pid=100", "comm=synth", "start_mono_ns=1000000000",
-			    "sample_period_ns=1000000", "gpu_source=usdt"};
-	int fd;
-
-	memset(s, 0, sizeof(*s));
-	strcpy(s->path, "/tmp/gt_test_analysis_XXXXXX");
-	fd = mkstemp(s->path);
-	assert_true(fd >= 0);
-	close(fd);
-	s->w = capture_writer__open(s->path, kv, GT_ARRAY_SIZE(kv), err, sizeof(err));
-	assert_non_null(s->w);
-	s->end = T0 + 1000 * MS;
-}
-
-static void hdr(struct gt_hdr *h, uint16_t type, uint16_t size, uint64_t ts)
-{
-	h->type = type;
-	h->size = size;
-	h->cpu = 0;
-	h->ts_ns = ts;
-}
-
-static void ev_task(struct synth *s, uint32_t tid, uint32_t event, const char *comm, uint64_t ts)
-{
-	struct gt_task t = {};
-
-	hdr(&t.hdr, GT_REC_TASK, sizeof(t), ts);
-	t.pid = PID;
-	t.tid = tid;
-	t.event = event;
-	strncpy(t.comm, comm, sizeof(t.comm) - 1);
-	assert_int_equal(capture_writer__event(s->w, &t, sizeof(t)), 0);
-}
-
-/* A thread that existed when tracing began. */
-static void thread(struct synth *s, uint32_t tid, const char *comm)
-{
-	ev_task(s, tid, GT_TASK_SEEN, comm, T0);
-}
+/* More x86-64 syscall numbers the analysis knows. */
+#define SYS_read       0
+#define SYS_write      1
+#define SYS_munmap     11
+#define SYS_epoll_wait 232
+#define SYS_fdatasync  75
 
 static void ev_op(struct synth *s, uint32_t dev, uint64_t op, uint64_t start, uint64_t end)
 {
 	struct gt_gpu_op g = {};
 
-	hdr(&g.hdr, GT_REC_GPU_OP, sizeof(g), end);
+	synth_hdr(&g.hdr, GT_REC_GPU_OP, sizeof(g), end);
 	g.pid = PID;
 	g.tid = 99;
 	g.rec.start_ns = start;
@@ -105,7 +49,7 @@ static void ev_launch(struct synth *s, uint32_t tid, uint64_t op, uint64_t ts)
 {
 	struct gt_gpu_launch l = {};
 
-	hdr(&l.hdr, GT_REC_GPU_LAUNCH, sizeof(l), ts);
+	synth_hdr(&l.hdr, GT_REC_GPU_LAUNCH, sizeof(l), ts);
 	l.pid = PID;
 	l.tid = tid;
 	l.op_id = op;
@@ -126,7 +70,7 @@ static void ev_off(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake, u
 {
 	struct gt_offcpu o = {};
 
-	hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), on);
+	synth_hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), on);
 	o.pid = PID;
 	o.tid = tid;
 	o.off_ns = off;
@@ -151,7 +95,7 @@ static void ev_sample(struct synth *s, uint32_t tid, uint64_t ts, int32_t sys, u
 {
 	struct gt_sample x = {};
 
-	hdr(&x.hdr, GT_REC_SAMPLE, sizeof(x), ts);
+	synth_hdr(&x.hdr, GT_REC_SAMPLE, sizeof(x), ts);
 	x.pid = PID;
 	x.tid = tid;
 	x.syscall_nr = sys;
@@ -161,36 +105,11 @@ static void ev_sample(struct synth *s, uint32_t tid, uint64_t ts, int32_t sys, u
 	assert_int_equal(capture_writer__event(s->w, &x, sizeof(x)), 0);
 }
 
-static void ev_call(struct synth *s, uint32_t tid, uint32_t func, uint64_t enter, uint64_t exit)
-{
-	struct gt_call c = {};
-
-	hdr(&c.hdr, GT_REC_CALL, sizeof(c), exit);
-	c.pid = PID;
-	c.tid = tid;
-	c.enter_ns = enter;
-	c.exit_ns = exit;
-	c.func_id = func;
-	assert_int_equal(capture_writer__event(s->w, &c, sizeof(c)), 0);
-}
-
-static void ev_unit(struct synth *s, uint32_t tid, uint64_t id, uint64_t ts, bool begin)
-{
-	struct gt_unit u = {};
-
-	hdr(&u.hdr, GT_REC_UNIT, sizeof(u), ts);
-	u.pid = PID;
-	u.tid = tid;
-	u.unit_id = id;
-	u.begin = begin;
-	assert_int_equal(capture_writer__event(s->w, &u, sizeof(u)), 0);
-}
-
 static void ev_loss(struct synth *s, uint64_t from, uint64_t to)
 {
 	struct gt_loss l = {};
 
-	hdr(&l.hdr, GT_REC_LOSS, sizeof(l), to);
+	synth_hdr(&l.hdr, GT_REC_LOSS, sizeof(l), to);
 	l.from_ns = from;
 	l.to_ns = to;
 	l.count = 3;
@@ -205,63 +124,10 @@ static void stack(struct synth *s, int32_t id, uint64_t ip, const char *fn, cons
 	capture_buf__symbol(&s->syms, ip, PID, 4, fn, module);
 }
 
-static void probe(struct synth *s, uint32_t id, const char *fn, const char *cat)
-{
-	capture_buf__probe(&s->probes, id, fn, "libc.so.6", cat);
-}
-
-/* Closes the capture and analyses it. */
-static struct an_result *synth_run(struct synth *s, const struct an_opts *opts)
-{
-	struct capture_buf end = {};
-	struct an_result *r = NULL;
-	struct an_opts o;
-	struct capture *c;
-	char err[256];
-
-	if (s->probes.len)
-		assert_int_equal(
-		    capture_writer__block(s->w, GT_BLK_PROBES, s->probes.data, s->probes.len), 0);
-	if (s->stacks.len)
-		assert_int_equal(
-		    capture_writer__block(s->w, GT_BLK_STACKS, s->stacks.data, s->stacks.len), 0);
-	if (s->syms.len)
-		assert_int_equal(
-		    capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data, s->syms.len), 0);
-	if (s->end_gpu_source)
-		capture_buf__kv(&end, "gpu_source", "%s", s->end_gpu_source);
-	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)s->end);
-	assert_int_equal(capture_writer__block(s->w, GT_BLK_END, end.data, end.len), 0);
-	assert_int_equal(capture_writer__close(s->w), 0);
-	capture_buf__free(&end);
-	capture_buf__free(&s->stacks);
-	capture_buf__free(&s->syms);
-	capture_buf__free(&s->probes);
-
-	c = capture__open(s->path, err, sizeof(err));
-	assert_non_null(c);
-	if (!opts) {
-		an_opts__defaults(&o);
-		opts = &o;
-	}
-	assert_int_equal(analysis__run(c, opts, &r, err, sizeof(err)), 0);
-	capture__close(c);
-	unlink(s->path);
-	/* The sum property holds for every gap of every test. */
-	for (size_t i = 0; i < r->ngaps; i++) {
-		uint64_t sum = 0;
-
-		for (int k = 0; k < GT_CAT_MAX; k++)
-			sum += r->gaps[i].by_cat[k];
-		assert_int_equal(sum, r->gaps[i].duration_ns);
-	}
-	return r;
-}
-
 /* Two GPU ops on device 0 around a 20 ms gap [T0+10ms, T0+30ms); worker 10 launches op 2. */
 static void base_gap(struct synth *s, uint64_t launch)
 {
-	thread(s, 10, "gpu-worker");
+	synth_thread(s, 10, "gpu-worker");
 	op(s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
 	op(s, 10, 2, launch, T0 + 30 * MS, T0 + 40 * MS);
 }
@@ -325,7 +191,7 @@ static void test_gap_lock_by_futex_value(void **state)
 
 	synth_open(&s);
 	base_gap(&s, T0 + 30 * MS);
-	thread(&s, 11, "lock-holder");
+	synth_thread(&s, 11, "lock-holder");
 	stack(&s, 9, 0x400900, "holder_main", "/usr/bin/app");
 	ev_off(&s, 11, T0 + 9 * MS, T0 + 22 * MS, T0 + 22 * MS, 0, SYS_clock_nanosleep, 0, 0, 0, 9);
 	/* FUTEX_WAIT_PRIVATE (128) on the contended value 2: a mutex. */
@@ -352,7 +218,7 @@ static void test_gap_lock_by_stack(void **state)
 
 	synth_open(&s);
 	base_gap(&s, T0 + 30 * MS);
-	thread(&s, 11, "holder");
+	synth_thread(&s, 11, "holder");
 	/* The value is not 2 but the frame is glibc's lock slow path. */
 	stack(&s, 7, 0x7f0000001000, "__lll_lock_wait", "/lib/libc.so.6");
 	ev_off(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, 0, SYS_futex, 128, 7, 11, 7);
@@ -368,13 +234,13 @@ static void test_gap_handoff_follows_waker(void **state)
 
 	synth_open(&s);
 	base_gap(&s, T0 + 30 * MS);
-	thread(&s, 12, "synth-0");
+	synth_thread(&s, 12, "synth-0");
 	/* Worker waits on a condvar (value 5, condvar frame) for the producer. */
 	stack(&s, 3, 0x7f0000002000, "pthread_cond_wait", "/lib/libc.so.6");
 	stack(&s, 4, 0x7f0000003000, "malloc_trim", "/lib/libc.so.6");
 	ev_off(&s, 10, T0 + 10 * MS, T0 + 29 * MS, T0 + 29 * MS, 0, SYS_futex, 128, 5, 12, 3);
 	/* The producer: blocked on a lock 4 ms (held by 13), then on CPU in the allocator. */
-	thread(&s, 13, "other");
+	synth_thread(&s, 13, "other");
 	ev_off(&s, 12, T0 + 9 * MS, T0 + 14 * MS, T0 + 15 * MS, 0, SYS_futex, 128, 2, 13, -1);
 	for (int i = 16; i <= 29; i++)
 		ev_sample(&s, 12, T0 + (uint64_t)i * MS, -1, 0, 4);
@@ -417,11 +283,11 @@ static void test_gap_waker_must_be_a_real_hand_off(void **state)
 
 	synth_open(&s);
 	base_gap(&s, T0 + 30 * MS);
-	thread(&s, 12, "other");
+	synth_thread(&s, 12, "other");
 	/* fdatasync "woken" by a thread of ours (an I/O interrupt landed on it): io. */
 	ev_off(&s, 10, T0 + 10 * MS, T0 + 20 * MS, T0 + 20 * MS, 0, SYS_fdatasync, 0, 0, 12, -1);
 	/* A condvar wait whose waker was caught in read(): an interrupt, not followed. */
-	hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), T0 + 30 * MS);
+	synth_hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), T0 + 30 * MS);
 	o.pid = PID;
 	o.tid = 10;
 	o.off_ns = T0 + 20 * MS;
@@ -449,9 +315,9 @@ static void test_gap_allocator_offcpu_and_uprobe(void **state)
 
 	synth_open(&s);
 	base_gap(&s, T0 + 30 * MS);
-	probe(&s, 0, "malloc_trim", "allocator");
+	synth_probe(&s, 0, "malloc_trim", "allocator");
 	/* malloc_trim on CPU 10 ms (exact from the uprobe pair), then munmap blocked 5 ms. */
-	ev_call(&s, 10, 0, T0 + 11 * MS, T0 + 21 * MS);
+	synth_call(&s, 10, 0, T0 + 11 * MS, T0 + 21 * MS);
 	ev_off(&s, 10, T0 + 22 * MS, T0 + 27 * MS, T0 + 27 * MS, 0, SYS_munmap, 0, 0, 0, -1);
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_ALLOC, 15 * MS);
@@ -509,7 +375,7 @@ static void test_gap_running_without_samples_is_unknown(void **state)
 	base_gap(&s, T0 + 30 * MS);
 	/* Sampling is on (another thread has samples), yet the worker shows 20 ms
 	 * "running" with a single sample: its records are missing, not its work. */
-	thread(&s, 11, "other");
+	synth_thread(&s, 11, "other");
 	ev_sample(&s, 11, T0 + 500 * MS, -1, 0, -1);
 	ev_sample(&s, 10, T0 + 29 * MS, -1, 0, -1);
 	r = synth_run(&s, NULL);
@@ -523,7 +389,7 @@ static void test_gap_without_launch_is_unknown(void **state)
 	struct an_result *r;
 
 	synth_open(&s);
-	thread(&s, 10, "w");
+	synth_thread(&s, 10, "w");
 	ev_op(&s, 0, 1, T0 + 2 * MS, T0 + 10 * MS);
 	ev_op(&s, 0, 2, T0 + 30 * MS, T0 + 40 * MS);
 	r = synth_run(&s, NULL);
@@ -551,7 +417,7 @@ static void test_gap_untraced_thread_is_unknown(void **state)
 	struct an_result *r;
 
 	synth_open(&s);
-	thread(&s, 10, "w");
+	synth_thread(&s, 10, "w");
 	op(&s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
 	/* Thread 77 has no record at all: nothing can be said about it. */
 	op(&s, 77, 2, T0 + 29 * MS, T0 + 30 * MS, T0 + 40 * MS);
@@ -568,8 +434,8 @@ static void test_critical_thread_is_launcher_of_next_op(void **state)
 	struct an_result *r;
 
 	synth_open(&s);
-	thread(&s, 10, "a");
-	thread(&s, 20, "b");
+	synth_thread(&s, 10, "a");
+	synth_thread(&s, 20, "b");
 	op(&s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
 	/* Thread 10 launches later work; thread 20 launches the op that ends the gap. */
 	op(&s, 20, 2, T0 + 20 * MS, T0 + 30 * MS, T0 + 40 * MS);
@@ -593,14 +459,14 @@ static void test_units_inter_and_intra(void **state)
 	struct an_result *r;
 
 	synth_open(&s);
-	thread(&s, 10, "w");
-	ev_unit(&s, 10, 7, T0 + 1 * MS, true);
+	synth_thread(&s, 10, "w");
+	synth_unit(&s, 10, 7, T0 + 1 * MS, true);
 	op(&s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
 	op(&s, 10, 2, T0 + 14 * MS, T0 + 15 * MS, T0 + 20 * MS); /* intra: 5 ms */
-	ev_unit(&s, 10, 7, T0 + 21 * MS, false);
-	ev_unit(&s, 10, 8, T0 + 29 * MS, true);
+	synth_unit(&s, 10, 7, T0 + 21 * MS, false);
+	synth_unit(&s, 10, 8, T0 + 29 * MS, true);
 	op(&s, 10, 3, T0 + 29 * MS, T0 + 30 * MS, T0 + 35 * MS); /* inter: 10 ms */
-	ev_unit(&s, 10, 8, T0 + 36 * MS, false);
+	synth_unit(&s, 10, 8, T0 + 36 * MS, false);
 	op(&s, 10, 4, T0 + 36500 * US, T0 + 37 * MS, T0 + 38 * MS); /* outside units: unscoped */
 	r = synth_run(&s, NULL);
 	assert_int_equal(r->ngaps, 3);
@@ -620,7 +486,7 @@ static void ev_range(struct synth *s, uint32_t tid, uint32_t name_id, uint64_t s
 {
 	struct gt_gpu_op g = {};
 
-	hdr(&g.hdr, GT_REC_GPU_OP, sizeof(g), end);
+	synth_hdr(&g.hdr, GT_REC_GPU_OP, sizeof(g), end);
 	g.pid = PID;
 	g.tid = tid;
 	g.rec.start_ns = start;
@@ -635,7 +501,8 @@ static void ev_name(struct synth *s, uint32_t id, const char *name)
 {
 	struct gt_name n = {};
 
-	hdr(&n.hdr, GT_REC_NAME, (uint16_t)(offsetof(struct gt_name, name) + strlen(name) + 1), T0);
+	synth_hdr(&n.hdr, GT_REC_NAME,
+		  (uint16_t)(offsetof(struct gt_name, name) + strlen(name) + 1), T0);
 	n.pid = PID;
 	n.name_id = id;
 	n.len = (uint32_t)strlen(name);
@@ -650,7 +517,7 @@ static void test_units_from_nvtx_ranges(void **state)
 	struct an_opts o;
 
 	synth_open(&s);
-	thread(&s, 10, "w");
+	synth_thread(&s, 10, "w");
 	ev_name(&s, 1, "partition");
 	ev_name(&s, 2, "msm");
 	ev_range(&s, 10, 1, T0, T0 + 21 * MS);
@@ -677,7 +544,7 @@ static void test_bursts_without_units(void **state)
 	struct an_result *r;
 
 	synth_open(&s);
-	thread(&s, 10, "w");
+	synth_thread(&s, 10, "w");
 	op(&s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
 	op(&s, 10, 2, T0 + 12 * MS, T0 + 13 * MS, T0 + 20 * MS);    /* 3 ms: intra-burst */
 	op(&s, 10, 3, T0 + 40 * MS, T0 + 41 * MS, T0 + 50 * MS);    /* 21 ms: new burst */
@@ -697,7 +564,7 @@ static void test_min_gap_and_overlap(void **state)
 	struct an_opts o;
 
 	synth_open(&s);
-	thread(&s, 10, "w");
+	synth_thread(&s, 10, "w");
 	/* Overlapping ops merge into one busy interval; a 2 ms hole is a gap at 1 ms, not at 5. */
 	op(&s, 10, 1, T0, T0 + 1 * MS, T0 + 10 * MS);
 	op(&s, 10, 2, T0, T0 + 5 * MS, T0 + 12 * MS);
@@ -710,7 +577,7 @@ static void test_min_gap_and_overlap(void **state)
 	an_result__free(r);
 
 	synth_open(&s);
-	thread(&s, 10, "w");
+	synth_thread(&s, 10, "w");
 	op(&s, 10, 1, T0, T0 + 1 * MS, T0 + 10 * MS);
 	op(&s, 10, 2, T0, T0 + 5 * MS, T0 + 12 * MS);
 	op(&s, 10, 3, T0 + 13 * MS, T0 + 14 * MS, T0 + 20 * MS);
@@ -742,17 +609,17 @@ static void test_host_view_from_libcuda_uprobes(void **state)
 	struct an_result *r;
 
 	synth_open(&s);
-	thread(&s, 10, "w");
-	probe(&s, 0, "cuLaunchKernel", "launch");
-	probe(&s, 1, "cuStreamSynchronize", "sync");
+	synth_thread(&s, 10, "w");
+	synth_probe(&s, 0, "cuLaunchKernel", "launch");
+	synth_probe(&s, 1, "cuStreamSynchronize", "sync");
 	/* No GPU records: busy from the first launch to the synchronize return. */
-	ev_call(&s, 10, 0, T0 + 1 * MS, T0 + 1010 * US);
-	ev_call(&s, 10, 0, T0 + 2 * MS, T0 + 2010 * US);
-	ev_call(&s, 10, 1, T0 + 3 * MS, T0 + 10 * MS);
+	synth_call(&s, 10, 0, T0 + 1 * MS, T0 + 1010 * US);
+	synth_call(&s, 10, 0, T0 + 2 * MS, T0 + 2010 * US);
+	synth_call(&s, 10, 1, T0 + 3 * MS, T0 + 10 * MS);
 	ev_off(&s, 10, T0 + 11 * MS, T0 + 19 * MS, T0 + 19 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
 	       -1);
-	ev_call(&s, 10, 0, T0 + 20 * MS, T0 + 20010 * US);
-	ev_call(&s, 10, 1, T0 + 21 * MS, T0 + 30 * MS);
+	synth_call(&s, 10, 0, T0 + 20 * MS, T0 + 20010 * US);
+	synth_call(&s, 10, 1, T0 + 21 * MS, T0 + 30 * MS);
 	r = synth_run(&s, NULL);
 	assert_int_equal(r->ndevices, 1);
 	assert_int_equal(r->ngaps, 1);
@@ -779,18 +646,18 @@ static void test_fallback_after_cupti_stepped_aside(void **state)
 	struct an_result *r;
 
 	synth_open(&s);
-	thread(&s, 10, "w");
-	probe(&s, 0, "cuStreamSynchronize", "sync");
-	ev_call(&s, 10, 0, T0 + 1 * MS, T0 + 2 * MS); /* before the fallback: no launch seen */
+	synth_thread(&s, 10, "w");
+	synth_probe(&s, 0, "cuStreamSynchronize", "sync");
+	synth_call(&s, 10, 0, T0 + 1 * MS, T0 + 2 * MS); /* before the fallback: no launch seen */
 	capture_buf__probe(&late, 1, "cuLaunchKernel", "libcuda.so", "launch");
 	assert_int_equal(capture_writer__block(s.w, GT_BLK_PROBES, late.data, late.len), 0);
 	capture_buf__free(&late);
-	ev_call(&s, 10, 1, T0 + 5 * MS, T0 + 5010 * US);
-	ev_call(&s, 10, 0, T0 + 6 * MS, T0 + 12 * MS);
+	synth_call(&s, 10, 1, T0 + 5 * MS, T0 + 5010 * US);
+	synth_call(&s, 10, 0, T0 + 6 * MS, T0 + 12 * MS);
 	ev_off(&s, 10, T0 + 12 * MS, T0 + 20 * MS, T0 + 20 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
 	       -1);
-	ev_call(&s, 10, 1, T0 + 20 * MS, T0 + 20010 * US);
-	ev_call(&s, 10, 0, T0 + 21 * MS, T0 + 30 * MS);
+	synth_call(&s, 10, 1, T0 + 20 * MS, T0 + 20010 * US);
+	synth_call(&s, 10, 0, T0 + 21 * MS, T0 + 30 * MS);
 	s.end_gpu_source = "uprobe (host-side view; CUPTI library stepped aside: why)";
 	r = synth_run(&s, NULL);
 	assert_string_equal(r->gpu_source, s.end_gpu_source);
@@ -814,19 +681,19 @@ static void test_host_view_after_gpu_records(void **state)
 	struct an_result *r;
 
 	synth_open(&s);
-	thread(&s, 10, "w");
-	probe(&s, 0, "cuStreamSynchronize", "sync");
-	probe(&s, 1, "cuLaunchKernel", "launch");
+	synth_thread(&s, 10, "w");
+	synth_probe(&s, 0, "cuStreamSynchronize", "sync");
+	synth_probe(&s, 1, "cuLaunchKernel", "launch");
 	op(&s, 10, 1, T0 + 1 * MS, T0 + 1 * MS + 10 * US, T0 + 10 * MS);
-	ev_call(&s, 10, 0, T0 + 2 * MS, T0 + 10 * MS); /* a sync while CUPTI works: no op */
+	synth_call(&s, 10, 0, T0 + 2 * MS, T0 + 10 * MS); /* a sync while CUPTI works: no op */
 	op(&s, 10, 2, T0 + 20 * MS, T0 + 20 * MS + 10 * US, T0 + 30 * MS);
 	/* Stepped aside: launches are probed from here on. */
-	ev_call(&s, 10, 1, T0 + 40 * MS, T0 + 40010 * US);
-	ev_call(&s, 10, 0, T0 + 41 * MS, T0 + 50 * MS);
+	synth_call(&s, 10, 1, T0 + 40 * MS, T0 + 40010 * US);
+	synth_call(&s, 10, 0, T0 + 41 * MS, T0 + 50 * MS);
 	ev_off(&s, 10, T0 + 50 * MS, T0 + 58 * MS, T0 + 58 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
 	       -1);
-	ev_call(&s, 10, 1, T0 + 60 * MS, T0 + 60010 * US);
-	ev_call(&s, 10, 0, T0 + 61 * MS, T0 + 70 * MS);
+	synth_call(&s, 10, 1, T0 + 60 * MS, T0 + 60010 * US);
+	synth_call(&s, 10, 0, T0 + 61 * MS, T0 + 70 * MS);
 	s.end_gpu_source = "uprobe (host-side view; CUPTI library stepped aside: why)";
 	r = synth_run(&s, NULL);
 	assert_true(r->host_view);
@@ -854,8 +721,8 @@ static void test_two_devices(void **state)
 	struct an_result *r;
 
 	synth_open(&s);
-	thread(&s, 10, "w0");
-	thread(&s, 11, "w1");
+	synth_thread(&s, 10, "w0");
+	synth_thread(&s, 11, "w1");
 	op(&s, 10, 1, T0, T0 + 1 * MS, T0 + 10 * MS);
 	op(&s, 10, 2, T0 + 20 * MS, T0 + 20 * MS, T0 + 30 * MS);
 	ev_launch(&s, 11, 3, T0 + 1 * MS);
@@ -884,8 +751,8 @@ static void test_sum_property_random(void **state)
 		uint64_t t = T0;
 
 		synth_open(&s);
-		thread(&s, 10, "w");
-		thread(&s, 11, "x");
+		synth_thread(&s, 10, "w");
+		synth_thread(&s, 11, "x");
 		for (uint64_t id = 1; id < 30; id++) {
 			uint64_t gap = (uint64_t)(rand_r(&seed) % 20) * MS + rand_r(&seed) % 1000;
 			uint64_t len = (uint64_t)(rand_r(&seed) % 5 + 1) * MS;
