@@ -1063,31 +1063,6 @@ void flame__json_top_stacks(struct json *j, struct flame *scratch, const struct 
 #define SVG_TOP	    84
 #define SVG_BOTTOM  34
 
-static void xml_puts(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
-
 /* Label that fits pw pixels: the name, or its start with "..", or nothing. */
 static void xml_label(FILE *f, const char *name, double pw)
 {
@@ -1106,12 +1081,12 @@ static void xml_label(FILE *f, const char *name, double pw)
 		bytes++;
 	}
 	if ((long)chars <= fit) {
-		xml_puts(f, name);
+		gt_xml_puts(f, name);
 		return;
 	}
 	memcpy(buf, name, cut);
 	memcpy(buf + cut, "..", 3);
-	xml_puts(f, buf);
+	gt_xml_puts(f, buf);
 }
 
 struct rgb {
@@ -1352,7 +1327,7 @@ static void svg_node(struct svg_ctx *c, uint32_t node, uint64_t x)
 			(unsigned long long)nd->w[FLAME_AFTER],
 			(unsigned long long)nd->w[FLAME_BEFORE]);
 	fputs("><title>", c->out);
-	xml_puts(c->out, fl->str[nd->name]);
+	gt_xml_puts(c->out, fl->str[nd->name]);
 	fprintf(c->out,
 		"</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" rx=\"2\" "
 		"fill=\"rgb(%d,%d,%d)\"/><text x=\"%.2f\" y=\"%d\">",
@@ -1419,13 +1394,13 @@ int flame__write_svg(const struct flame *fl, FILE *out, const struct flame_svg_o
 		W, c.height, W, c.height, W - 2 * SVG_PAD, SVG_PAD, (unsigned long long)c.total,
 		SVG_CHAR_W, o.differential, o.embed);
 	fputs("<title>", out);
-	xml_puts(out, o.title);
+	gt_xml_puts(out, o.title);
 	fputs("</title>\n", out);
 	fputs(svg_style, out);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fbfbf8\"/>\n", W,
 		c.height);
 	fprintf(out, "<text class=\"gtf-title\" x=\"%d\" y=\"24\">", SVG_PAD);
-	xml_puts(out, o.title);
+	gt_xml_puts(out, o.title);
 	fputs("</text>\n", out);
 	/* The totals first, then the caller's subtitle, cut to the width. */
 	if (o.differential)

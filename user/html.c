@@ -15,31 +15,7 @@
 #include "timeline.h"
 #include "util.h"
 
-/* Text from the capture (thread names, symbols, paths) is escaped everywhere. */
-static void esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
+/* Text from the capture (thread names, symbols, paths) always goes out through gt_xml_puts. */
 
 static double pct(uint64_t part, uint64_t whole)
 {
@@ -291,14 +267,14 @@ static void summary(FILE *f, const struct an_result *r, const struct an_opts *an
 		span += r->devices[i].span_ns;
 	}
 	fputs("<h1>gaptrace: why the GPU sat idle — ", f);
-	esc(f, r->comm);
+	gt_xml_puts(f, r->comm);
 	fprintf(f, " (pid %u)</h1>\n<div class=\"mut\">capture <code>", r->pid);
-	esc(f, r->path);
+	gt_xml_puts(f, r->path);
 	fprintf(f, "</code>, %s recorded, %llu records, GPU source ",
 		gt_fmt_dur(r->duration_ns, d1, sizeof(d1)), (unsigned long long)r->records);
-	esc(f, r->gpu_source);
+	gt_xml_puts(f, r->gpu_source);
 	fputs(", units: ", f);
-	esc(f, r->unit_source ? r->unit_source : "none");
+	gt_xml_puts(f, r->unit_source ? r->unit_source : "none");
 	fprintf(f, " (%llu); gaps are idle time &ge; %s</div>\n", (unsigned long long)r->units,
 		gt_fmt_dur(an->min_gap_ns, d2, sizeof(d2)));
 	if (lost)
@@ -308,7 +284,7 @@ static void summary(FILE *f, const struct an_result *r, const struct an_opts *an
 			(unsigned long long)lost);
 	for (size_t i = 0; i < r->nwarnings; i++) {
 		fputs("<p class=\"warn\">warning: ", f);
-		esc(f, r->warnings[i]);
+		gt_xml_puts(f, r->warnings[i]);
 		fputs("</p>\n", f);
 	}
 	fputs("<div class=\"cards\">\n", f);
@@ -387,9 +363,9 @@ static void chain_cell(FILE *f, const struct an_result *r, const struct an_gap *
 		breakdown(hp->by_cat, hp->to_ns - hp->from_ns, b, sizeof(b));
 		fputs(any ? "<br>" : "", f);
 		fprintf(f, "waited %s for ", gt_fmt_dur(hp->to_ns - hp->from_ns, d, sizeof(d)));
-		esc(f, an_result__thread_name(r, hp->tid));
+		gt_xml_puts(f, an_result__thread_name(r, hp->tid));
 		fprintf(f, ":%u: ", hp->tid);
-		esc(f, b);
+		gt_xml_puts(f, b);
 		any = true;
 	}
 	for (size_t h = 0; h < g->nholders && h < 3; h++) {
@@ -399,7 +375,7 @@ static void chain_cell(FILE *f, const struct an_result *r, const struct an_gap *
 			continue;
 		fputs(any ? "<br>" : "", f);
 		fputs("lock held by ", f);
-		esc(f, an_result__thread_name(r, g->holders[h].tid));
+		gt_xml_puts(f, an_result__thread_name(r, g->holders[h].tid));
 		fprintf(f, ":%u (%s)", g->holders[h].tid,
 			gt_fmt_dur(g->holders[h].wait_ns, d, sizeof(d)));
 		any = true;
@@ -436,14 +412,14 @@ static void gaps_table(FILE *f, const struct an_result *r, unsigned top)
 			gt_fmt_dur(g->duration_ns, d, sizeof(d)), gt_gap_kind_names[g->kind],
 			g->lossy ? " <span class=\"warn\">(lost events)</span>" : "");
 		if (g->tid) {
-			esc(f, an_result__thread_name(r, g->tid));
+			gt_xml_puts(f, an_result__thread_name(r, g->tid));
 			fprintf(f, ":%u", g->tid);
 		} else {
 			fputs("<span class=\"mut\">no launch record</span>", f);
 		}
 		fputs("</td><td>", f);
 		stacked_bar(f, g->by_cat, g->duration_ns);
-		esc(f, b);
+		gt_xml_puts(f, b);
 		fputs("</td><td>", f);
 		chain_cell(f, r, g);
 		fputs("</td></tr>\n", f);
@@ -484,7 +460,7 @@ int html__report(FILE *f, const struct an_result *r, const struct an_opts *an, u
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 	      "<title>gaptrace report: ",
 	      f);
-	esc(f, r->comm);
+	gt_xml_puts(f, r->comm);
 	fputs("</title>\n", f);
 	fputs(style, f);
 	fputs("</head>\n<body>\n", f);

@@ -154,6 +154,31 @@ const char *gt_fmt_dur(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+void gt_xml_puts(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+	}
+}
+
 const char *gt_fmt_bytes(uint64_t bytes, char *buf, size_t len)
 {
 	if (bytes < 1024)

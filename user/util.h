@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define GT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define GT_MIN(a, b)	 ((a) < (b) ? (a) : (b))
@@ -53,6 +54,8 @@ int gt_parse_size(const char *s, uint64_t *bytes);
 const char *gt_fmt_dur(uint64_t ns, char *buf, size_t len);
 /* Formats a byte count: "512 B", "3.4 KiB", "12.0 MiB". */
 const char *gt_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+/* Writes s (NULL: nothing) escaped for XML/HTML text and attribute values. */
+void gt_xml_puts(FILE *f, const char *s);
 
 /* Reads a whole small file (procfs) into buf, NUL-terminated. Returns length or -errno. */
 long gt_read_file(const char *path, char *buf, size_t len);
