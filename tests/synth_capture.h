@@ -98,10 +98,13 @@ static inline void synth_op(struct synth *s, uint32_t tid, uint64_t id, uint64_t
 	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
 }
 
-/* Off CPU from off to on (woken at wake by waker), with user and kernel stacks. */
-static inline void synth_off_k(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake,
+/*
+ * Off CPU from off to on in syscall sys (args a1, a2), woken at wake by waker
+ * while that thread was in syscall waker_sys, with user and kernel stacks.
+ */
+static inline void synth_off_w(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake,
 			       uint64_t on, uint32_t flags, int32_t sys, uint64_t a1, uint64_t a2,
-			       uint32_t waker, int32_t ustack, int32_t kstack)
+			       uint32_t waker, int32_t waker_sys, int32_t ustack, int32_t kstack)
 {
 	struct gt_offcpu o = {};
 
@@ -115,12 +118,21 @@ static inline void synth_off_k(struct synth *s, uint32_t tid, uint64_t off, uint
 	o.flags = flags;
 	o.waker_pid = waker ? PID : 0;
 	o.waker_tid = waker;
+	o.waker_syscall = waker_sys;
 	o.syscall_nr = sys;
 	o.args[1] = a1;
 	o.args[2] = a2;
 	o.ustack_id = ustack;
 	o.kstack_id = kstack;
 	assert_int_equal(capture_writer__event(s->w, &o, sizeof(o)), 0);
+}
+
+/* The same with the waker's syscall left 0, as the output tests were written. */
+static inline void synth_off_k(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake,
+			       uint64_t on, uint32_t flags, int32_t sys, uint64_t a1, uint64_t a2,
+			       uint32_t waker, int32_t ustack, int32_t kstack)
+{
+	synth_off_w(s, tid, off, wake, on, flags, sys, a1, a2, waker, 0, ustack, kstack);
 }
 
 static inline void synth_off(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake,

@@ -68,26 +68,12 @@ static void ev_off(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake, u
 		   uint32_t flags, int32_t sys, uint64_t a1, uint64_t a2, uint32_t waker,
 		   int32_t ustack)
 {
-	struct gt_offcpu o = {};
-
-	synth_hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), on);
-	o.pid = PID;
-	o.tid = tid;
-	o.off_ns = off;
-	o.wake_ns = wake;
-	o.on_ns = on;
-	o.state = (flags & GT_OFF_PREEMPTED) ? 0 : 1;
-	o.flags = flags;
-	o.waker_pid = waker ? PID : 0;
-	o.waker_tid = waker;
 	/* A waker of a futex wait is in futex_wake; of a read, in a write. */
-	o.waker_syscall = !waker ? -1 : sys == SYS_read ? SYS_write : SYS_futex;
-	o.syscall_nr = sys;
-	o.args[1] = a1;
-	o.args[2] = a2;
-	o.ustack_id = ustack;
-	o.kstack_id = -1;
-	assert_int_equal(capture_writer__event(s->w, &o, sizeof(o)), 0);
+	synth_off_w(s, tid, off, wake, on, flags, sys, a1, a2, waker,
+		    !waker	      ? -1
+		    : sys == SYS_read ? SYS_write
+				      : SYS_futex,
+		    ustack, -1);
 }
 
 static void ev_sample(struct synth *s, uint32_t tid, uint64_t ts, int32_t sys, uint32_t flags,
