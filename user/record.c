@@ -108,7 +108,8 @@ struct recorder {
 	uint64_t sampling_from_ns; /* when the samplers were attached */
 	uint64_t dev_last_end[MAX_DEVICES];
 	bool rescan;
-	uint64_t rescan_at_ns; /* an extra rescan due then (after an exec), 0 none */
+	uint64_t rescan_at_ns;	   /* an extra rescan due then (after an exec), 0 none */
+	unsigned cupti_links_seen; /* USDT links when the CUPTI library was last looked for */
 	bool progress;
 	bool target_gone;
 	int target_status; /* launch mode: wait status */
@@ -1047,9 +1048,17 @@ static void check_cupti(struct recorder *r)
 {
 	struct capture_buf b = {};
 	size_t first = r->o->probes.n;
+	unsigned links = attacher__usdt_links(r->att);
 	char why[200];
 	int n;
 
+	/*
+	 * Until the library is found, look only when new USDT probes were
+	 * attached (its gpu_batch among them): not a maps walk every round.
+	 */
+	if (!r->o->gpu.status_addr && links == r->cupti_links_seen)
+		return;
+	r->cupti_links_seen = links;
 	if (gpu_cupti_refused(&r->o->gpu, r->pid, why, sizeof(why)) != 1)
 		return;
 	gpu_fall_back(&r->o->gpu, &r->o->probes, why);
