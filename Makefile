@@ -82,7 +82,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # ---- user space ----
-$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h $(SKELS) | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h cupti/gaptrace-cupti-status.h $(SKELS) | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
@@ -149,7 +149,7 @@ $(OUTPUT)/tests/withfp: tests/data/nofp.c | $(OUTPUT)/tests
 	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -fno-omit-frame-pointer $< -o $@
 $(OUTPUT)/tests/test_unwind $(OUTPUT)/asan/test_unwind: $(OUTPUT)/tests/nofp $(OUTPUT)/tests/withfp
 
-$(OUTPUT)/asan/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h $(SKELS) | $(OUTPUT)/asan/user
+$(OUTPUT)/asan/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h cupti/gaptrace-cupti-status.h $(SKELS) | $(OUTPUT)/asan/user
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 		$(INCLUDES) -c $< -o $@

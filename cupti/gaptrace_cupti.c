@@ -39,6 +39,7 @@
 
 #include <cupti.h>
 
+#include "gaptrace-cupti-status.h"
 #include "gaptrace-usdt.h"
 
 #define GT_EXPORT __attribute__((visibility("default")))
@@ -203,16 +204,8 @@ static const char *cupti_str(CUptiResult res)
  * What a tracer reads (process_vm_readv at the symbol's address) to learn that
  * the library stepped aside, so that it can fall back to libcuda uprobes:
  * gaptrace checks it every 250 ms while recording.  reason is complete before
- * failed is set.  The layout is shared with user/gpu.c (GT_CUPTI_STATUS_*).
+ * failed is set.
  */
-struct gt_cupti_status {
-	uint32_t magic;	   /* GT_CUPTI_STATUS_MAGIC */
-	uint32_t failed;   /* set by us, after reason */
-	uint32_t fallback; /* set by the tracer once its libcuda uprobes are in place */
-	char reason[180];
-};
-#define GT_CUPTI_STATUS_MAGIC 0x47544353u /* "GTCS" */
-_Static_assert(sizeof(struct gt_cupti_status) == 192, "status layout");
 GT_EXPORT struct gt_cupti_status gaptrace_cupti_status = {.magic = GT_CUPTI_STATUS_MAGIC};
 
 /* The single line the library ever prints about a failure, then it steps aside. */

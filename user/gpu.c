@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "gaptrace-cupti-status.h"
 #include "gpu.h"
 #include "inject.h"
 #include "syms.h"
@@ -202,15 +203,6 @@ void gpu_prepare_attach(struct gpu_setup *g, pid_t pid, struct probe_table *prob
 	snprintf(g->source, sizeof(g->source), "uprobe (host-side view, injection failed)");
 }
 
-/* Layout of the library's exported status (cupti/gaptrace_cupti.c). */
-struct cupti_status {
-	uint32_t magic;
-	uint32_t failed;
-	uint32_t fallback; /* we write 1 once the uprobes are in place */
-	char reason[180];
-};
-#define CUPTI_STATUS_MAGIC 0x47544353u
-
 static int find_status(struct gpu_setup *g, pid_t pid)
 {
 	const char *base = strrchr(g->cupti_lib, '/');
@@ -219,8 +211,8 @@ static int find_status(struct gpu_setup *g, pid_t pid)
 
 	/* Launch mode maps the file itself; a live injection maps a memfd copy. */
 	snprintf(prefix, sizeof(prefix), "%s", base ? base + 1 : g->cupti_lib);
-	if (syms_find_symbol((uint32_t)pid, prefix, "gaptrace_cupti_status", &addr) &&
-	    syms_find_symbol((uint32_t)pid, "memfd:" GT_INJECT_MEMFD_NAME, "gaptrace_cupti_status",
+	if (syms_find_symbol((uint32_t)pid, prefix, GT_CUPTI_STATUS_SYMBOL, &addr) &&
+	    syms_find_symbol((uint32_t)pid, "memfd:" GT_INJECT_MEMFD_NAME, GT_CUPTI_STATUS_SYMBOL,
 			     &addr))
 		return -1;
 	g->status_addr = addr;
@@ -229,7 +221,7 @@ static int find_status(struct gpu_setup *g, pid_t pid)
 
 int gpu_cupti_refused(struct gpu_setup *g, pid_t pid, char *why, size_t len)
 {
-	struct cupti_status st;
+	struct gt_cupti_status st;
 	struct iovec local = {&st, sizeof(st)}, remote;
 
 	if (!g->injected || g->uprobes || !g->cupti_lib)
@@ -241,7 +233,7 @@ int gpu_cupti_refused(struct gpu_setup *g, pid_t pid, char *why, size_t len)
 		g->status_addr = 0; /* unloaded, or the process is gone: look again next time */
 		return 0;
 	}
-	if (st.magic != CUPTI_STATUS_MAGIC) {
+	if (st.magic != GT_CUPTI_STATUS_MAGIC) {
 		g->status_addr = 0;
 		return 0;
 	}
@@ -257,7 +249,7 @@ void gpu_fallback_ready(const struct gpu_setup *g, pid_t pid)
 	uint32_t one = 1;
 	struct iovec local = {&one, sizeof(one)},
 		     remote = {(void *)(uintptr_t)(g->status_addr +
-						   offsetof(struct cupti_status, fallback)),
+						   offsetof(struct gt_cupti_status, fallback)),
 			       sizeof(one)};
 
 	/* Launch mode: the library holds cuInit back until it sees this. */
