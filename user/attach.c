@@ -347,8 +347,7 @@ struct late_ctx {
 	pid_t pid;
 	size_t first;
 	int attached;
-	struct seen_obj done[64]; /* objects handled in this pass */
-	size_t ndone;
+	struct seen_obj last; /* the previous mapping's object */
 };
 
 static int late_cb(const struct syms_mapping *m, void *ctx)
@@ -358,17 +357,19 @@ static int late_cb(const struct syms_mapping *m, void *ctx)
 
 	if (!m->exec || !m->inode || m->path[0] != '/')
 		return 0;
-	for (size_t i = 0; i < lc->ndone; i++)
-		if (lc->done[i].inode == m->inode && lc->done[i].dev_major == m->dev_major &&
-		    lc->done[i].dev_minor == m->dev_minor)
-			return 0;
-	if (lc->ndone < GT_ARRAY_SIZE(lc->done))
-		lc->done[lc->ndone++] =
-		    (struct seen_obj){lc->pid, m->inode, m->dev_major, m->dev_minor};
-	/* Objects mapped later get every probe at their first scan. */
-	seen_before(lc->a, lc->pid, m);
+	/* An object's executable mappings are adjacent: it is handled once. */
+	if (lc->last.inode == m->inode && lc->last.dev_major == m->dev_major &&
+	    lc->last.dev_minor == m->dev_minor)
+		return 0;
+	lc->last = (struct seen_obj){lc->pid, m->inode, m->dev_major, m->dev_minor};
 	mapping_path(lc->pid, m, path, sizeof(path));
-	lc->attached += attach_uprobes(lc->a, lc->pid, m->path, path, lc->first);
+	if (seen_before(lc->a, lc->pid, m)) {
+		lc->attached += attach_uprobes(lc->a, lc->pid, m->path, path, lc->first);
+	} else {
+		/* Mapped since the last scan: everything, as that scan would have. */
+		attach_usdt(lc->a, lc->pid, path);
+		lc->attached += attach_uprobes(lc->a, lc->pid, m->path, path, 0);
+	}
 	return 0;
 }
 

@@ -60,7 +60,8 @@ int attacher__attach_like_self(struct attacher *a, pid_t pid, const char *prefix
 /*
  * Attaches the probe table's entries from index first on (added after the
  * attacher started) to every object pid maps now, those scanned before
- * included.  Returns the number of uprobes attached, or -errno.
+ * included; an object not scanned yet gets everything, as attacher__scan
+ * would give it.  Returns the number of uprobes attached, or -errno.
  */
 int attacher__attach_probes_from(struct attacher *a, pid_t pid, size_t first);
 /*
