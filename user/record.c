@@ -1081,6 +1081,7 @@ static void check_cupti(struct recorder *r)
 static int run_loop(struct recorder *r)
 {
 	uint64_t now;
+	bool due;
 
 	for (;;) {
 		int timeout_ms = 100, err;
@@ -1113,9 +1114,9 @@ static int run_loop(struct recorder *r)
 			flush_all(r);
 			r->last_flush_ns = now;
 		}
-		if (r->rescan || now - r->last_rescan_ns >= RESCAN_NS ||
-		    (r->rescan_at_ns && now >= r->rescan_at_ns)) {
-			if (!r->rescan && r->rescan_at_ns && now >= r->rescan_at_ns)
+		due = r->rescan_at_ns && now >= r->rescan_at_ns;
+		if (r->rescan || due || now - r->last_rescan_ns >= RESCAN_NS) {
+			if (due)
 				r->rescan_at_ns = 0;
 			if (attacher__scan(r->att, r->pid) < 0 && !r->target_gone)
 				gt_dbg("rescan of pid %d failed", r->pid);
