@@ -142,18 +142,25 @@ static inline void synth_off(struct synth *s, uint32_t tid, uint64_t off, uint64
 	synth_off_k(s, tid, off, wake, on, flags, sys, a1, a2, waker, ustack, -1);
 }
 
-/* A CPU sample of tid (user stack ustack, no kernel stack). */
-static inline void synth_sample(struct synth *s, uint32_t tid, uint64_t ts, int32_t ustack)
+/* A CPU sample of tid, in syscall sys (-1: none), user stack ustack, no kernel stack. */
+static inline void synth_sample_f(struct synth *s, uint32_t tid, uint64_t ts, int32_t sys,
+				  uint32_t flags, int32_t ustack)
 {
 	struct gt_sample x = {};
 
 	synth_hdr(&x.hdr, GT_REC_SAMPLE, sizeof(x), ts);
 	x.pid = PID;
 	x.tid = tid;
-	x.syscall_nr = -1;
+	x.syscall_nr = sys;
+	x.flags = flags;
 	x.ustack_id = ustack;
 	x.kstack_id = -1;
 	assert_int_equal(capture_writer__event(s->w, &x, sizeof(x)), 0);
+}
+
+static inline void synth_sample(struct synth *s, uint32_t tid, uint64_t ts, int32_t ustack)
+{
+	synth_sample_f(s, tid, ts, -1, 0, ustack);
 }
 
 /* Blocked on a contended mutex (futex value 2) until holder wakes it. */

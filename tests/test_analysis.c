@@ -76,21 +76,6 @@ static void ev_off(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake, u
 		    ustack, -1);
 }
 
-static void ev_sample(struct synth *s, uint32_t tid, uint64_t ts, int32_t sys, uint32_t flags,
-		      int32_t ustack)
-{
-	struct gt_sample x = {};
-
-	synth_hdr(&x.hdr, GT_REC_SAMPLE, sizeof(x), ts);
-	x.pid = PID;
-	x.tid = tid;
-	x.syscall_nr = sys;
-	x.flags = flags;
-	x.ustack_id = ustack;
-	x.kstack_id = -1;
-	assert_int_equal(capture_writer__event(s->w, &x, sizeof(x)), 0);
-}
-
 static void ev_loss(struct synth *s, uint64_t from, uint64_t to)
 {
 	struct gt_loss l = {};
@@ -229,7 +214,7 @@ static void test_gap_handoff_follows_waker(void **state)
 	synth_thread(&s, 13, "other");
 	ev_off(&s, 12, T0 + 9 * MS, T0 + 14 * MS, T0 + 15 * MS, 0, SYS_futex, 128, 2, 13, -1);
 	for (int i = 16; i <= 29; i++)
-		ev_sample(&s, 12, T0 + (uint64_t)i * MS, -1, 0, 4);
+		synth_sample_f(&s, 12, T0 + (uint64_t)i * MS, -1, 0, 4);
 	r = synth_run(&s, NULL);
 	/* [10,14) lock, [14,15) run queue, [15,29) allocator (sampled), [29,30) cpu */
 	assert_cat(&r->gaps[0], GT_CAT_LOCK, 4 * MS);
@@ -286,7 +271,7 @@ static void test_gap_waker_must_be_a_real_hand_off(void **state)
 	o.args[2] = 5;
 	o.ustack_id = o.kstack_id = -1;
 	assert_int_equal(capture_writer__event(s.w, &o, sizeof(o)), 0);
-	ev_sample(&s, 12, T0 + 25 * MS, -1, 0, -1);
+	synth_sample_f(&s, 12, T0 + 25 * MS, -1, 0, -1);
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_IO, 10 * MS);
 	assert_cat(&r->gaps[0], GT_CAT_WAIT, 10 * MS);
@@ -323,11 +308,12 @@ static void test_gap_samples_split_oncpu(void **state)
 	/* On CPU the whole gap; a sample stands for the time since the one before. */
 	for (int i = 11; i <= 30; i++) {
 		if (i <= 20)
-			ev_sample(&s, 10, T0 + (uint64_t)i * MS, -1, 0, 5);
+			synth_sample_f(&s, 10, T0 + (uint64_t)i * MS, -1, 0, 5);
 		else if (i <= 25)
-			ev_sample(&s, 10, T0 + (uint64_t)i * MS, -1, 0, 6);
+			synth_sample_f(&s, 10, T0 + (uint64_t)i * MS, -1, 0, 6);
 		else
-			ev_sample(&s, 10, T0 + (uint64_t)i * MS, SYS_munmap, GT_SAMPLE_KERNEL, 5);
+			synth_sample_f(&s, 10, T0 + (uint64_t)i * MS, SYS_munmap, GT_SAMPLE_KERNEL,
+				       5);
 	}
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_CPU, 10 * MS);
@@ -362,8 +348,8 @@ static void test_gap_running_without_samples_is_unknown(void **state)
 	/* Sampling is on (another thread has samples), yet the worker shows 20 ms
 	 * "running" with a single sample: its records are missing, not its work. */
 	synth_thread(&s, 11, "other");
-	ev_sample(&s, 11, T0 + 500 * MS, -1, 0, -1);
-	ev_sample(&s, 10, T0 + 29 * MS, -1, 0, -1);
+	synth_sample_f(&s, 11, T0 + 500 * MS, -1, 0, -1);
+	synth_sample_f(&s, 10, T0 + 29 * MS, -1, 0, -1);
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_UNKNOWN, 20 * MS);
 	an_result__free(r);
@@ -755,7 +741,7 @@ static void test_sum_property_random(void **state)
 				ev_off(&s, tid, off, rand_r(&seed) % 2 ? wake : 0, on,
 				       rand_r(&seed) % 3 ? 0 : GT_OFF_PREEMPTED, sys, 128,
 				       rand_r(&seed) % 4, 21 - tid, -1);
-				ev_sample(&s, tid, on + 100000, sys, rand_r(&seed) % 2, -1);
+				synth_sample_f(&s, tid, on + 100000, sys, rand_r(&seed) % 2, -1);
 			}
 			if (rand_r(&seed) % 5 == 0)
 				ev_loss(&s, t, t + gap / 2);
