@@ -19,6 +19,7 @@
 #include "analysis.h"
 #include "capture.h"
 #include "gaptrace.h"
+#include "model.h"
 #include "util.h"
 
 #include "synth_capture.h" /* MS, US, T0, PID, SYS_futex, SYS_clock_nanosleep */
@@ -767,6 +768,65 @@ static void test_sum_property_random(void **state)
 	}
 }
 
+/* Every 64-bit value is a key: 0, UINT64_MAX and keys that collide on a slot. */
+static void test_u64map_any_key(void **state)
+{
+	struct u64map m = {};
+	uint64_t v = 0;
+
+	/* A lookup of UINT64_MAX in a map without it finds nothing (an empty slot is no key). */
+	u64map_put(&m, 1, 11);
+	assert_false(u64map_get(&m, UINT64_MAX, &v));
+	assert_false(u64map_get(&m, 0, &v));
+	u64map_put(&m, UINT64_MAX, 42);
+	u64map_put(&m, 0, 7);
+	assert_true(u64map_get(&m, UINT64_MAX, &v));
+	assert_int_equal(v, 42);
+	assert_true(u64map_get(&m, 0, &v));
+	assert_int_equal(v, 7);
+	/* 3000 keys in a map that starts at 256 slots: collisions and regrowth. */
+	for (uint64_t k = 0; k < 3000; k++)
+		u64map_put(&m, UINT64_MAX - 1 - k * 256, k);
+	for (uint64_t k = 0; k < 3000; k++) {
+		assert_true(u64map_get(&m, UINT64_MAX - 1 - k * 256, &v));
+		assert_int_equal(v, k);
+	}
+	assert_true(u64map_get(&m, UINT64_MAX, &v));
+	assert_int_equal(v, 42);
+	assert_true(u64map_get(&m, 0, &v));
+	assert_int_equal(v, 7);
+	assert_true(u64map_get(&m, 1, &v));
+	assert_int_equal(v, 11);
+	assert_false(u64map_get(&m, 2, &v));
+	assert_int_equal(m.n, 3003);
+	u64map_free(&m);
+}
+
+/* Unit and op ids of 0 and 2^64-1 from the traced program are ordinary ids. */
+static void test_extreme_unit_and_op_ids(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	synth_thread(&s, 10, "w");
+	synth_unit(&s, 10, 0, T0 + 1 * MS, true);
+	op(&s, 10, UINT64_MAX, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
+	synth_unit(&s, 10, 0, T0 + 11 * MS, false);
+	synth_unit(&s, 10, UINT64_MAX, T0 + 19 * MS, true);
+	op(&s, 10, 0, T0 + 19 * MS, T0 + 20 * MS, T0 + 30 * MS);
+	synth_unit(&s, 10, UINT64_MAX, T0 + 31 * MS, false);
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->units, 2);
+	assert_int_equal(r->ngaps, 1);
+	assert_int_equal(r->gaps[0].kind, GT_GAP_INTER);
+	assert_int_equal(r->gaps[0].unit_before, 0);
+	assert_int_equal(r->gaps[0].tid, 10);
+	assert_int_equal(r->gaps[0].launch_ns, T0 + 19 * MS);
+	assert_int_equal(r->clock.pairs, 2);
+	an_result__free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -795,6 +855,8 @@ int main(void)
 	    cmocka_unit_test(test_host_view_after_gpu_records),
 	    cmocka_unit_test(test_two_devices),
 	    cmocka_unit_test(test_sum_property_random),
+	    cmocka_unit_test(test_u64map_any_key),
+	    cmocka_unit_test(test_extreme_unit_and_op_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,7 +88,7 @@ static void clock_check(struct model *m, struct an_result *r)
 	for (size_t i = 0; i < m->nops; i++) {
 		const struct m_launch *l;
 
-		if (m->ops[i].op_id >= M_HOST_OP_ID0)
+		if (m->ops[i].host)
 			continue;
 		l = launch_of(m, m->ops[i].op_id);
 		if (!l)

@@ -40,8 +40,10 @@ void an_opts__defaults(struct an_opts *o)
 
 /* ---- u64map ---- */
 
-#define EMPTY_KEY UINT64_MAX
-
+/*
+ * Occupancy is a flag per slot, not a reserved key: ids come from the traced
+ * program, and any 64-bit value (UINT64_MAX included) must be a valid key.
+ */
 static size_t slot(const struct u64map *m, uint64_t key)
 {
 	uint64_t h = key * 0x9E3779B97F4A7C15ULL;
@@ -54,12 +56,12 @@ bool u64map_get(const struct u64map *m, uint64_t key, uint64_t *val)
 	if (!m->cap)
 		return false;
 	for (size_t i = slot(m, key);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->used[i])
+			return false;
 		if (m->keys[i] == key) {
 			*val = m->vals[i];
 			return true;
 		}
-		if (m->keys[i] == EMPTY_KEY)
-			return false;
 	}
 }
 
@@ -72,23 +74,23 @@ void u64map_put(struct u64map *m, uint64_t key, uint64_t val)
 
 		n.keys = gt_xmalloc(n.cap * sizeof(uint64_t));
 		n.vals = gt_xmalloc(n.cap * sizeof(uint64_t));
-		memset(n.keys, 0xff, n.cap * sizeof(uint64_t));
+		n.used = gt_xcalloc(n.cap, sizeof(*n.used));
 		for (i = 0; i < m->cap; i++)
-			if (m->keys[i] != EMPTY_KEY)
+			if (m->used[i])
 				u64map_put(&n, m->keys[i], m->vals[i]);
-		free(m->keys);
-		free(m->vals);
+		u64map_free(m);
 		*m = n;
 	}
 	for (i = slot(m, key);; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key) {
-			m->vals[i] = val;
-			return;
-		}
-		if (m->keys[i] == EMPTY_KEY) {
+		if (!m->used[i]) {
+			m->used[i] = true;
 			m->keys[i] = key;
 			m->vals[i] = val;
 			m->n++;
+			return;
+		}
+		if (m->keys[i] == key) {
+			m->vals[i] = val;
 			return;
 		}
 	}
@@ -98,6 +100,7 @@ void u64map_free(struct u64map *m)
 {
 	free(m->keys);
 	free(m->vals);
+	free(m->used);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -122,9 +125,7 @@ struct m_thread *model__thread(struct model *m, uint32_t tid, bool create)
 
 static uint64_t sym_key(uint32_t pid, uint64_t ip)
 {
-	uint64_t k = gt_hash64(&ip, sizeof(ip), pid);
-
-	return k == EMPTY_KEY ? 0 : k;
+	return gt_hash64(&ip, sizeof(ip), pid);
 }
 
 const struct m_sym *model__sym(const struct model *m, uint32_t pid, uint64_t ip)
@@ -595,7 +596,8 @@ static void host_view_ops(struct model *m)
 		if (!busy_from)
 			continue;
 		gt_grow((void **)&m->ops, &m->ops_cap, m->nops, sizeof(*m->ops));
-		m->ops[m->nops++] = (struct m_op){busy_from, h->exit, id, 0, 0, h->pid, h->tid, 1};
+		m->ops[m->nops++] =
+		    (struct m_op){busy_from, h->exit, id, 0, 0, h->pid, h->tid, 1, true};
 		add_launch(m, id, busy_from, h->pid, h->tid);
 		id++;
 		busy_from = 0;

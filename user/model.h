@@ -12,9 +12,10 @@
 
 #include "analysis.h"
 
-/* u64 -> u64 open-addressing map (keys != UINT64_MAX). */
+/* u64 -> u64 open-addressing map; every key value is allowed. */
 struct u64map {
 	uint64_t *keys, *vals;
+	bool *used; /* slot occupied */
 	size_t cap, n;
 };
 bool u64map_get(const struct u64map *m, uint64_t key, uint64_t *val);
@@ -25,6 +26,7 @@ struct m_op {
 	uint64_t start, end, op_id;
 	uint32_t device, stream, pid, tid;
 	uint16_t kind;
+	bool host; /* synthesised from libcuda calls (host-side view), not a GPU record */
 };
 
 struct m_launch {
