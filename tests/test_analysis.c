@@ -827,6 +827,82 @@ static void test_extreme_unit_and_op_ids(void **state)
 	an_result__free(r);
 }
 
+static void ev_gpu(struct synth *s, uint32_t dev, uint16_t kind, uint64_t op, uint64_t start,
+		   uint64_t end, uint64_t bytes)
+{
+	struct gt_gpu_op g = {};
+
+	synth_hdr(&g.hdr, GT_REC_GPU_OP, sizeof(g), T0 + 500 * MS);
+	g.pid = PID;
+	g.tid = 99;
+	g.rec.start_ns = start;
+	g.rec.end_ns = end;
+	g.rec.op_id = op;
+	g.rec.device = dev;
+	g.rec.kind = kind;
+	g.rec.bytes = bytes;
+	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
+}
+
+static void ev_gpu_loss(struct synth *s, uint64_t count)
+{
+	struct gt_loss l = {};
+
+	synth_hdr(&l.hdr, GT_REC_LOSS, sizeof(l), T0 + 500 * MS);
+	l.count = count;
+	l.kind = GT_LOSS_GPU;
+	assert_int_equal(capture_writer__event(s->w, &l, sizeof(l)), 0);
+}
+
+/*
+ * Garbage GPU records (a year-long op, one at 1-2 ns, one ending before it
+ * starts, an impossible drop count) are rejected and counted; ops overhanging
+ * the capture window are clipped to it; counters saturate instead of wrapping.
+ */
+static void test_garbage_gpu_records(void **state)
+{
+	const uint64_t year = 365ULL * 24 * 3600 * 1000 * MS;
+	struct synth s;
+	struct an_result *r;
+	bool warned = false;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 29 * MS); /* dev 0: gap [10, 30) ms */
+	ev_gpu(&s, 0, 1, 50, T0 + 5 * MS, T0 + year, 0);
+	ev_gpu(&s, 0, 1, 51, 1, 2, 0);
+	ev_gpu(&s, 0, 1, 52, T0 + 20 * MS, T0 + 15 * MS, 0);
+	ev_gpu(&s, 0, 7, 0, 0, 0, 18446744073709550716ULL);
+	ev_gpu(&s, 0, 7, 0, 0, 0, 5);
+	/* dev 1: overhangs both edges of the capture [T0, T0 + 1 s) */
+	ev_gpu(&s, 1, 1, 60, T0 - 50 * MS, T0 + 1 * MS, 0);
+	ev_gpu(&s, 1, 1, 61, T0 + 999 * MS, T0 + 1200 * MS, 0);
+	ev_gpu_loss(&s, UINT64_MAX - 5);
+	ev_gpu_loss(&s, 10);
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->duration_ns, 1000 * MS);
+	assert_int_equal(r->gpu_rejected, 4);
+	assert_int_equal(r->gpu_clipped, 2);
+	assert_int_equal(r->lost_producer, 5);
+	assert_int_equal(r->lost_gpu, UINT64_MAX);
+	assert_int_equal(r->ndevices, 2);
+	assert_int_equal(r->devices[0].busy_ns, 18 * MS);
+	assert_int_equal(r->devices[0].gaps, 1);
+	assert_int_equal(r->devices[1].first_ns, T0);
+	assert_int_equal(r->devices[1].last_ns, T0 + 1000 * MS);
+	assert_int_equal(r->devices[1].busy_ns, 2 * MS);
+	assert_int_equal(r->ngaps, 2);
+	assert_int_equal(r->gaps[0].duration_ns, 20 * MS);
+	assert_int_equal(r->gaps[1].duration_ns, 998 * MS);
+	for (size_t i = 0; i < r->nwarnings; i++) {
+		assert_null(strstr(r->warnings[i], "18446744073709550716"));
+		if (strstr(r->warnings[i], "4 GPU records rejected") &&
+		    strstr(r->warnings[i], "2 GPU operations clipped"))
+			warned = true;
+	}
+	assert_true(warned);
+	an_result__free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -857,6 +933,7 @@ int main(void)
 	    cmocka_unit_test(test_sum_property_random),
 	    cmocka_unit_test(test_u64map_any_key),
 	    cmocka_unit_test(test_extreme_unit_and_op_ids),
+	    cmocka_unit_test(test_garbage_gpu_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

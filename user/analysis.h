@@ -155,6 +155,8 @@ struct an_result {
 	bool truncated;
 	uint64_t records;
 	uint64_t lost_ringbuf, lost_stack, lost_map_full, lost_gpu, lost_producer;
+	uint64_t gpu_rejected; /* GPU records with impossible times or counts, not used */
+	uint64_t gpu_clipped;  /* GPU ops cut to the capture window */
 	uint64_t sample_period_ns;
 	const char *unit_source; /* "usdt", "func:NAME", "bursts >= 10 ms" ... */
 	char unit_source_buf[96];

@@ -210,19 +210,39 @@ static char *dup_n(const char *s, size_t n)
 struct pass1 {
 	struct model *m;
 	struct an_result *r;
-	uint64_t min_ts, max_ts;
+	uint64_t min_ts, max_ts;	 /* CPU-side records */
+	uint64_t gpu_min_ts, gpu_max_ts; /* GPU ops: only when no CPU-side record says */
 	uint64_t lost_gpu;
 };
 
-static void note_ts(struct pass1 *p, uint64_t ts)
+/* Counters from the file add up without wrapping: a hostile count stops at UINT64_MAX. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static void note_range(uint64_t *lo, uint64_t *hi, uint64_t ts)
 {
 	if (!ts)
 		return;
-	if (!p->min_ts || ts < p->min_ts)
-		p->min_ts = ts;
-	if (ts > p->max_ts)
-		p->max_ts = ts;
+	if (!*lo || ts < *lo)
+		*lo = ts;
+	if (ts > *hi)
+		*hi = ts;
 }
+
+static void note_ts(struct pass1 *p, uint64_t ts)
+{
+	note_range(&p->min_ts, &p->max_ts, ts);
+}
+
+/*
+ * A GPU op that started this long before the capture did is not one that ran
+ * while tracing began (those end soon after it): its clock is garbage.
+ */
+#define GPU_EARLY_NS (100 * NSEC_PER_MSEC)
+/* No producer drops this many records in one report: the count is garbage. */
+#define GPU_DROP_MAX (1ULL << 40)
 
 static void add_launch(struct model *m, uint64_t op_id, uint64_t ts, uint32_t pid, uint32_t tid)
 {
@@ -309,17 +329,18 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		case 1: /* kernel */
 		case 2: /* memcpy */
 		case 3: /* memset */
-			/* Untrusted: a record ending before it starts is dropped and counted. */
+			/* Untrusted: a record ending before it starts is rejected and counted. */
 			if (!gr->start_ns || gr->end_ns < gr->start_ns) {
-				p->r->lost_gpu++;
+				p->r->gpu_rejected++;
 				break;
 			}
 			gt_grow((void **)&m->ops, &m->ops_cap, m->nops, sizeof(*m->ops));
 			m->ops[m->nops++] =
 			    (struct m_op){gr->start_ns, gr->end_ns, gr->op_id, gr->device,
 					  gr->stream,	g->pid,	    g->tid,    gr->kind};
-			note_ts(p, gr->start_ns);
-			note_ts(p, gr->end_ns);
+			/* Not note_ts: GPU clocks must not stretch the capture window. */
+			note_range(&p->gpu_min_ts, &p->gpu_max_ts, gr->start_ns);
+			note_range(&p->gpu_min_ts, &p->gpu_max_ts, gr->end_ns);
 			break;
 		case 5: /* API call: the launch of op_id on thread tid */
 			if (gr->tid)
@@ -334,7 +355,10 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 			}
 			break;
 		case 7: /* producer dropped records */
-			p->r->lost_producer += gr->bytes;
+			if (gr->bytes >= GPU_DROP_MAX)
+				p->r->gpu_rejected++;
+			else
+				p->r->lost_producer = sat_add(p->r->lost_producer, gr->bytes);
 			break;
 		default:
 			break;
@@ -433,7 +457,7 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		if (l->kind == GT_LOSS_RINGBUF || l->kind == GT_LOSS_MAP_FULL)
 			add_loss(m, l->from_ns, l->to_ns);
 		if (l->kind == GT_LOSS_GPU)
-			p->lost_gpu += l->count;
+			p->lost_gpu = sat_add(p->lost_gpu, l->count);
 		break;
 	}
 	default:
@@ -606,6 +630,41 @@ static void host_view_ops(struct model *m)
 	m->host_view_from = n0 ? after : 0;
 }
 
+/*
+ * GPU ops are untrusted input: one lasting longer than the capture, or
+ * starting long before it, is rejected (it would make the device busy or idle
+ * for time nobody recorded); the others are clipped to the capture window, so
+ * no gap or busy time lies outside it.  Both are counted and warned about.
+ */
+static void clip_ops(struct model *m, struct an_result *r)
+{
+	uint64_t len = m->end - m->start;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->nops; i++) {
+		struct m_op o = m->ops[i];
+
+		if (o.host) {
+			m->ops[n++] = o;
+			continue;
+		}
+		/* Work after the end has no CPU data to explain it (as with an END block). */
+		if (o.start >= m->end && len)
+			continue;
+		if (o.end - o.start > len || o.start + GPU_EARLY_NS < m->start) {
+			r->gpu_rejected++;
+			continue;
+		}
+		if (o.start < m->start || o.end > m->end) {
+			o.start = GT_MAX(o.start, m->start);
+			o.end = GT_MIN(o.end, m->end);
+			r->gpu_clipped++;
+		}
+		m->ops[n++] = o;
+	}
+	m->nops = n;
+}
+
 static int pass1(struct capture *c, struct model *m, struct an_result *r)
 {
 	struct pass1 p = {.m = m, .r = r};
@@ -652,7 +711,7 @@ static int pass1(struct capture *c, struct model *m, struct an_result *r)
 			break;
 		}
 	}
-	r->lost_gpu += p.lost_gpu;
+	r->lost_gpu = sat_add(r->lost_gpu, p.lost_gpu);
 	if (m->nhostcalls)
 		host_view_ops(m);
 	if (r->clean_end && r->end_ns) {
@@ -669,10 +728,16 @@ static int pass1(struct capture *c, struct model *m, struct an_result *r)
 	}
 	if (!r->start_ns)
 		r->start_ns = p.min_ts;
+	/* A capture with GPU records only: they are all there is to say when it ran. */
+	if (!p.max_ts && !r->clean_end && p.gpu_max_ts > r->end_ns)
+		r->end_ns = p.gpu_max_ts;
+	if (!r->start_ns)
+		r->start_ns = p.gpu_min_ts;
 	if (r->end_ns < r->start_ns)
 		r->end_ns = r->start_ns;
 	m->start = r->start_ns;
 	m->end = r->end_ns;
+	clip_ops(m, r);
 	m->nlosses = merge_windows(m->losses, m->nlosses);
 	/* Units that never saw their begin or end are closed at the capture's edges. */
 	for (size_t i = 0; i < m->nunits; i++) {
@@ -964,6 +1029,17 @@ int analysis__run(struct capture *c, const struct an_opts *o, struct an_result *
 	if (!m->nops)
 		add_warning(r, "no GPU activity in this capture: was the GPU producer (CUPTI "
 			       "library or USDT probes) attached? see 'gaptrace info'");
+	if (r->gpu_rejected || r->gpu_clipped) {
+		char msg[384];
+
+		snprintf(msg, sizeof(msg),
+			 "%llu GPU records rejected as impossible (ending before they start, "
+			 "starting long before the capture, lasting longer than it, or claiming "
+			 "an impossible drop count) and %llu GPU operations clipped to the "
+			 "capture window: the GPU producer sent bad timestamps",
+			 (unsigned long long)r->gpu_rejected, (unsigned long long)r->gpu_clipped);
+		add_warning(r, msg);
+	}
 	if (r->lost_producer || r->lost_gpu) {
 		char msg[256];
 

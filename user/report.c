@@ -392,6 +392,8 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 	json_ku64(&j, "stacks", r->lost_stack);
 	json_ku64(&j, "gpu_records", r->lost_gpu);
 	json_ku64(&j, "gpu_producer_dropped", r->lost_producer);
+	json_ku64(&j, "gpu_rejected", r->gpu_rejected);
+	json_ku64(&j, "gpu_clipped", r->gpu_clipped);
 	json_obj_end(&j);
 	json_kbool(&j, "truncated", r->truncated);
 	json_kbool(&j, "complete", r->clean_end);
