@@ -416,42 +416,15 @@ struct capture_writer *capture_writer__open(const char *path, const char *const 
 					    char *err, size_t errlen)
 {
 	struct capture_writer *w = NULL;
-	char *old = NULL;
-	struct stat st;
-	int fd = -1;
+	int fd;
 
-	/*
-	 * Keep the previous capture; only regular files and links are moved so
-	 * that "-o /dev/stdout" never renames a device node.
-	 */
-	if (lstat(path, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))) {
-		old = fmt_alloc("%s.old", path);
-		if (rename(path, old)) {
-			set_err(err, errlen, "cannot rename %s to %s: %s", path, old,
-				strerror(errno));
-			goto cleanup;
-		}
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		set_err(err, errlen, "cannot create %s: %s", path, strerror(errno));
-		goto cleanup;
-	}
-	/* Command lines and symbols are private: exactly 0600 whatever the umask or a racing creator. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) != 0600 &&
-	    fchmod(fd, 0600)) {
-		set_err(err, errlen, "cannot make %s private (mode 0600): %s", path,
-			strerror(errno));
-		goto cleanup;
-	}
+	/* Root writes here: no link is followed, the previous capture is kept as .old. */
+	fd = gt_out__create_keep_old(path, err, errlen);
+	if (fd < 0)
+		return NULL;
 	w = writer_start(fd, true, path, kv, n, err, errlen);
-	if (w)
-		fd = -1;
-
-cleanup:
-	if (fd >= 0)
+	if (!w)
 		close(fd);
-	free(old);
 	return w;
 }
 

@@ -865,6 +865,7 @@ int cmd_diff(int argc, char **argv)
 	struct an_result *rb = NULL, *ra = NULL;
 	struct df_result *d = NULL;
 	const char *outpath = NULL;
+	struct gt_out go = {.dfd = -1};
 	FILE *out = stdout;
 	int c, ret = GT_EXIT_FAIL;
 	char *end;
@@ -939,14 +940,9 @@ int cmd_diff(int argc, char **argv)
 	if (report__open_analyse(argv[optind], &o.an, &cb, &rb) ||
 	    report__open_analyse(argv[optind + 1], &o.an, &ca, &ra))
 		goto cleanup;
-	if (outpath) {
-		out = fopen(outpath, "w");
-		if (!out) {
-			gt_err("cannot write %s: %s", outpath, strerror(errno));
-			out = stdout;
-			goto cleanup;
-		}
-	}
+	if (gt_out__open(&go, outpath))
+		goto cleanup;
+	out = go.f;
 	if (o.flame) {
 		if (diff_flame(out, rb, ra, cb, ca))
 			goto cleanup;
@@ -957,14 +953,11 @@ int cmd_diff(int argc, char **argv)
 		else
 			diff_text(out, rb, ra, d, &o);
 	}
-	if (fflush(out) || ferror(out)) {
-		gt_err("writing the diff failed: %s", strerror(errno));
+	if (gt_out__close(&go))
 		goto cleanup;
-	}
 	ret = GT_EXIT_OK;
 cleanup:
-	if (out != stdout)
-		fclose(out);
+	gt_out__abort(&go);
 	diff__free(d);
 	an_result__free(rb);
 	an_result__free(ra);

@@ -735,6 +735,7 @@ int cmd_export(int argc, char **argv)
 	struct an_result *res = NULL;
 	const char *outpath = NULL;
 	char *defout = NULL;
+	struct gt_out go = {.dfd = -1};
 	FILE *out = stdout;
 	int c, ret = GT_EXIT_FAIL;
 
@@ -781,27 +782,22 @@ int cmd_export(int argc, char **argv)
 		goto cleanup;
 	if (!outpath)
 		outpath = defout = default_out(argv[optind]);
-	if (strcmp(outpath, "-")) {
-		out = fopen(outpath, "w");
-		if (!out) {
-			gt_err("cannot write %s: %s; choose another place with -o", outpath,
-			       strerror(errno));
-			out = stdout;
-			goto cleanup;
-		}
-	}
-	if (export__chrome_json(out, res) || fflush(out)) {
+	if (gt_out__open(&go, outpath))
+		goto cleanup;
+	out = go.f;
+	if (export__chrome_json(out, res)) {
 		gt_err("writing %s failed: %s", out == stdout ? "the trace" : outpath,
 		       strerror(errno));
 		goto cleanup;
 	}
+	if (gt_out__close(&go))
+		goto cleanup;
 	if (out != stdout)
 		gt_info("wrote %s: open it in the Perfetto UI (Open trace file) or speedscope",
 			outpath);
 	ret = GT_EXIT_OK;
 cleanup:
-	if (out != stdout)
-		fclose(out);
+	gt_out__abort(&go);
 	free(defout);
 	an_result__free(res);
 	capture__close(cap);

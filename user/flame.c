@@ -1576,6 +1576,7 @@ int cmd_flame(int argc, char **argv)
 	struct capture *cap = NULL;
 	struct an_result *res = NULL;
 	struct flame *fl = NULL;
+	struct gt_out go = {.dfd = -1};
 	FILE *out = stdout;
 	int c, ret = GT_EXIT_FAIL;
 	char sub[512];
@@ -1691,14 +1692,9 @@ int cmd_flame(int argc, char **argv)
 		gt_warn("the stack tree hit its %u-node limit: %llu ns are shown at a shallower "
 			"frame",
 			FLAME_MAX_NODES, (unsigned long long)flame__truncated_ns(fl));
-	if (outpath) {
-		out = fopen(outpath, "w");
-		if (!out) {
-			gt_err("cannot write %s: %s", outpath, strerror(errno));
-			out = stdout;
-			goto cleanup;
-		}
-	}
+	if (gt_out__open(&go, outpath))
+		goto cleanup;
+	out = go.f;
 	if (!strcmp(format, "svg")) {
 		describe_filter(&filt, res->path, sub, sizeof(sub));
 		so.subtitle = sub;
@@ -1707,13 +1703,13 @@ int cmd_flame(int argc, char **argv)
 	} else if (flame__write_folded(fl, out)) {
 		goto write_err;
 	}
-	ret = GT_EXIT_OK;
+	if (!gt_out__close(&go))
+		ret = GT_EXIT_OK;
 	goto cleanup;
 write_err:
 	gt_err("writing %s failed: %s", outpath ? outpath : "the flame graph", strerror(errno));
 cleanup:
-	if (out != stdout)
-		fclose(out);
+	gt_out__abort(&go);
 	flame__free(fl);
 	an_result__free(res);
 	capture__close(cap);

@@ -733,6 +733,7 @@ int cmd_report(int argc, char **argv)
 	const char *outpath = NULL;
 	struct capture *cap = NULL;
 	struct an_result *res = NULL;
+	struct gt_out go = {.dfd = -1};
 	FILE *out = stdout;
 	int c, ret = GT_EXIT_FAIL;
 	char *end;
@@ -794,14 +795,9 @@ int cmd_report(int argc, char **argv)
 		o.an.pieces = true;
 	if (report__open_analyse(o.path, &o.an, &cap, &res))
 		goto cleanup;
-	if (outpath) {
-		out = fopen(outpath, "w");
-		if (!out) {
-			gt_err("cannot write %s: %s", outpath, strerror(errno));
-			out = stdout;
-			goto cleanup;
-		}
-	}
+	if (gt_out__open(&go, outpath))
+		goto cleanup;
+	out = go.f;
 	if (!strcmp(o.format, "json"))
 		report_json(out, res, &o);
 	else if (!strcmp(o.format, "csv"))
@@ -810,14 +806,11 @@ int cmd_report(int argc, char **argv)
 		html__report(out, res, &o.an, o.top, cap);
 	else
 		report_text(out, res, &o);
-	if (fflush(out) || ferror(out)) {
-		gt_err("writing the report failed: %s", strerror(errno));
+	if (gt_out__close(&go))
 		goto cleanup;
-	}
 	ret = GT_EXIT_OK;
 cleanup:
-	if (out != stdout)
-		fclose(out);
+	gt_out__abort(&go);
 	an_result__free(res);
 	capture__close(cap);
 	return ret;

@@ -54,8 +54,69 @@ int gt_parse_size(const char *s, uint64_t *bytes);
 const char *gt_fmt_dur(uint64_t ns, char *buf, size_t len);
 /* Formats a byte count: "512 B", "3.4 KiB", "12.0 MiB". */
 const char *gt_fmt_bytes(uint64_t bytes, char *buf, size_t len);
-/* Writes s (NULL: nothing) escaped for XML/HTML text and attribute values. */
+/*
+ * Writes s (NULL: nothing) escaped for XML/HTML text and attribute values;
+ * characters XML 1.0 forbids (controls, invalid UTF-8) become "\xNN".
+ */
 void gt_xml_puts(FILE *f, const char *s);
+
+/*
+ * Text from the traced process (thread and program names, command lines,
+ * paths, symbols) is rendered for a terminal or a text file: C0 controls,
+ * DEL, C1 controls (U+0080-U+009F, and raw 0x80-0x9f bytes) and bytes that
+ * are not valid UTF-8 become "\xNN" per byte; valid UTF-8 passes unchanged.
+ */
+/* Length (1-4) of the valid, shortest-form UTF-8 sequence at p, 0 if invalid or at NUL. */
+size_t gt_utf8_len(const char *p);
+/* True when the character at p (of length len from gt_utf8_len) must be escaped. */
+bool gt_char_unsafe(const char *p, size_t len);
+/* Writes the sanitised form of s into dst (always NUL-terminated, cut to fit); returns its length. */
+size_t gt_sanitize(char *dst, size_t dstlen, const char *s);
+/* fputs of the sanitised form of s (NULL: nothing). */
+void gt_fputs_clean(FILE *f, const char *s);
+/*
+ * The sanitised form of s for a printf argument: s itself when it is
+ * already clean, else one of 8 rotating buffers (valid until 8 more calls).
+ */
+const char *gt_clean(const char *s);
+
+/*
+ * Parses a whole decimal unsigned integer within [min, max]: no sign, no
+ * spaces, no trailing characters, no overflow. Returns 0 or -1.
+ */
+int gt_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/*
+ * Output files: gaptrace runs as root, so a user-named output path is
+ * opened relative to its directory, never through a symbolic link at the
+ * last component (unless only root or we can write that directory), always
+ * created new (O_EXCL) and mode 0600 (command lines and symbols are private).
+ *
+ * gt_out__create_keep_old creates path for writing as it is written (a
+ * capture): an existing regular file is first renamed to path.old, with a
+ * warning. A device or FIFO (/dev/null, /dev/stdout) is opened as it is.
+ * Returns an fd, or -1 with a one-line message in err.
+ */
+int gt_out__create_keep_old(const char *path, char *err, size_t errlen);
+
+/*
+ * gt_out__open writes to a temporary file in path's directory, made the
+ * same safe way, that gt_out__close renames over path (a reader never sees
+ * half a file). "-" or NULL is stdout. A device or FIFO is written directly.
+ */
+struct gt_out {
+	FILE *f;
+	int dfd;	 /* path's directory (O_PATH), -1 when writing directly */
+	char *base;	 /* last component of path */
+	char *tmp;	 /* temporary name in dfd */
+	const char *path;
+};
+/* Returns 0 and sets o->f, or -1 after printing a one-line error. */
+int gt_out__open(struct gt_out *o, const char *path);
+/* Flushes, checks, renames into place; returns 0 or -1 after printing an error. */
+int gt_out__close(struct gt_out *o);
+/* Closes and removes the temporary file (after a failure); safe to call twice. */
+void gt_out__abort(struct gt_out *o);
 
 /* Reads a whole small file (procfs) into buf, NUL-terminated. Returns length or -errno. */
 long gt_read_file(const char *path, char *buf, size_t len);
