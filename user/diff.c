@@ -423,7 +423,7 @@ static void side_line(FILE *f, const char *label, const struct an_result *r,
 	fprintf(f,
 		"  %-7s %s (pid %u), %s, %llu units (%s), %zu gaps; %zu observations "
 		"(%zu gaps + %zu gap-free unit transitions)\n",
-		label, r->comm, r->pid, gt_fmt_dur(r->duration_ns, d1, sizeof(d1)),
+		label, gt_clean(r->comm), r->pid, gt_fmt_dur(r->duration_ns, d1, sizeof(d1)),
 		(unsigned long long)r->units, r->unit_source ? r->unit_source : "none", r->ngaps,
 		s->nobs, s->ngap_obs, s->nzero_obs);
 }
@@ -434,13 +434,13 @@ static void diff_text(FILE *f, const struct an_result *b, const struct an_result
 	char d1[32], d2[32], d3[32], d4[32], p1[32];
 	double eb = efficiency(b), ea = efficiency(a);
 
-	fprintf(f, "gaptrace diff: %s -> %s\n", b->path, a->path);
+	fprintf(f, "gaptrace diff: %s -> %s\n", gt_clean(b->path), gt_clean(a->path));
 	side_line(f, "before:", b, &d->before);
 	side_line(f, "after:", a, &d->after);
 	for (size_t i = 0; i < b->nwarnings; i++)
-		fprintf(f, "  warning (before): %s\n", b->warnings[i]);
+		fprintf(f, "  warning (before): %s\n", gt_clean(b->warnings[i]));
 	for (size_t i = 0; i < a->nwarnings; i++)
-		fprintf(f, "  warning (after): %s\n", a->warnings[i]);
+		fprintf(f, "  warning (after): %s\n", gt_clean(a->warnings[i]));
 	if (!d->before.nobs && !d->after.nobs)
 		fprintf(f,
 			"  neither capture has a gap of at least %s: there is nothing to "

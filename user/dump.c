@@ -99,7 +99,7 @@ static void print_frames(const struct dump_ctx *d, const char *what, int32_t id)
 		struct dump_sym skey = {.ip = st->ips[i], .pid = st->pid}, *sy;
 
 		sy = bsearch(&skey, d->syms, d->nsyms, sizeof(*d->syms), sym_cmp);
-		printf("%s%s", i ? ";" : "", sy && sy->name[0] ? sy->name : "?");
+		printf("%s%s", i ? ";" : "", sy && sy->name[0] ? gt_clean(sy->name) : "?");
 	}
 }
 
@@ -191,7 +191,7 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 			break;
 		memcpy(comm, t->comm, GT_COMM_LEN);
 		printf("%12.3f task    tid %u pid %u event %u parent %u comm %s\n",
-		       rel(d, h->ts_ns), t->tid, t->pid, t->event, t->parent_tid, comm);
+		       rel(d, h->ts_ns), t->tid, t->pid, t->event, t->parent_tid, gt_clean(comm));
 		break;
 	}
 	case GT_REC_LOSS: {

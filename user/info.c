@@ -118,7 +118,8 @@ static const char *hdr(const struct capture *c, const char *key)
 {
 	const char *v = capture__header(c, key);
 
-	return v ? v : "?";
+	/* Header values (comm, command lines, host) come from the target: printed sanitised. */
+	return v ? gt_clean(v) : "?";
 }
 
 int cmd_info(int argc, char **argv)
@@ -282,7 +283,7 @@ int cmd_info(int argc, char **argv)
 		    "MAPPINGS", "COUNTERS", "PROBES", "END",
 		};
 
-		printf("capture:  %s (%s, format %u.%u, %s)\n", capture__path(c),
+		printf("capture:  %s (%s, format %u.%u, %s)\n", gt_clean(capture__path(c)),
 		       gt_fmt_bytes(capture__size(c), d1, sizeof(d1)), maj, min,
 		       capture__truncated(c) ? "TRUNCATED"
 		       : s.blocks[7]	     ? "complete"
@@ -296,7 +297,7 @@ int cmd_info(int argc, char **argv)
 		printf("duration: %s (stop: %s); scheduler via %s, samples every %s ns, ring "
 		       "buffer %s bytes\n",
 		       gt_fmt_dur(r->duration_ns, d1, sizeof(d1)),
-		       s.stop_reason[0] ? s.stop_reason : "?", hdr(c, "sched_attach"),
+		       s.stop_reason[0] ? gt_clean(s.stop_reason) : "?", hdr(c, "sched_attach"),
 		       hdr(c, "sample_period_ns"), hdr(c, "ringbuf_bytes"));
 		printf("blocks:  ");
 		for (int i = 0; i < NBLOCK_KINDS - 1; i++)
@@ -310,7 +311,7 @@ int cmd_info(int argc, char **argv)
 				printf(" %s %llu", rec_names[i], (unsigned long long)s.recs[i]);
 		printf("\nthreads:  %zu:", r->nthreads);
 		for (size_t i = 0; i < r->nthreads && i < 12; i++)
-			printf(" %s:%u", r->threads[i].comm[0] ? r->threads[i].comm : "?",
+			printf(" %s:%u", r->threads[i].comm[0] ? gt_clean(r->threads[i].comm) : "?",
 			       r->threads[i].tid);
 		if (r->nthreads > 12)
 			printf(" ...");
@@ -334,7 +335,7 @@ int cmd_info(int argc, char **argv)
 			    gt_fmt_dur(s.dwarf_cpu_ns, d2, sizeof(d2)));
 		printf("GPU:      %zu device(s), %llu ops, %zu gaps >= 1 ms; source: %s\n",
 		       r->ndevices, (unsigned long long)(r->ndevices ? r->devices[0].ops : 0),
-		       r->ngaps, r->gpu_source);
+		       r->ngaps, gt_clean(r->gpu_source));
 		if (r->clock.pairs)
 			printf(
 			    "clock:    %llu ops matched to launches; launch->start min %s, p50 %s, "
@@ -354,7 +355,7 @@ int cmd_info(int argc, char **argv)
 		else
 			printf("clock:    no GPU op could be matched to a launch call\n");
 		for (size_t i = 0; i < r->nwarnings; i++)
-			printf("warning:  %s\n", r->warnings[i]);
+			printf("warning:  %s\n", gt_clean(r->warnings[i]));
 	}
 	for (size_t i = 0; i < capture__nwarnings(c); i++)
 		gt_warn("%s", capture__warning(c, i));

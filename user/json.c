@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "json.h"
+#include "util.h"
 
 void json_init(struct json *j, FILE *f, bool pretty)
 {
@@ -102,10 +103,21 @@ static void put_escaped(FILE *f, const char *s)
 			fputs("\\t", f);
 			break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
+			if (*p < 0x20 || *p == 0x7f) {
 				fprintf(f, "\\u%04x", *p);
-			else
+			} else if (*p >= 0x80) {
+				size_t len = gt_utf8_len((const char *)p);
+
+				/* Not UTF-8: U+FFFD, so the file stays valid UTF-8 (RFC 8259). */
+				if (!len) {
+					fputs("\\ufffd", f);
+				} else {
+					fwrite(p, 1, len, f);
+					p += len - 1;
+				}
+			} else {
 				fputc(*p, f);
+			}
 		}
 	}
 	fputc('"', f);

@@ -95,7 +95,7 @@ static void print_chain(FILE *f, const struct an_result *r, const struct an_gap 
 	if (!any)
 		return;
 	fprintf(f, "        critical path: %s:%u waited",
-		an_result__thread_name(r, g->chain[0].tid), g->chain[0].tid);
+		gt_clean(an_result__thread_name(r, g->chain[0].tid)), g->chain[0].tid);
 	for (size_t i = 1; i < g->nchain; i++) {
 		const struct an_hop *h = &g->chain[i];
 		char b[200], d[32];
@@ -105,7 +105,7 @@ static void print_chain(FILE *f, const struct an_result *r, const struct an_gap 
 		breakdown(h->by_cat, h->to_ns - h->from_ns, b, sizeof(b), 2);
 		fprintf(f, "; %s on %s:%u, which spent it on: %s",
 			gt_fmt_dur(h->to_ns - h->from_ns, d, sizeof(d)),
-			an_result__thread_name(r, h->tid), h->tid, b);
+			gt_clean(an_result__thread_name(r, h->tid)), h->tid, b);
 	}
 	fputc('\n', f);
 }
@@ -156,14 +156,14 @@ static void print_holders(FILE *f, const struct an_result *r, const struct an_ga
 			char b[160];
 
 			fprintf(f, "        lock held by %s:%u for %s of the wait",
-				an_result__thread_name(r, h->tid), h->tid,
+				gt_clean(an_result__thread_name(r, h->tid)), h->tid,
 				gt_fmt_dur(h->wait_ns, d, sizeof(d)));
 			breakdown(h->by_cat, h->wait_ns, b, sizeof(b), 2);
 			if (b[0])
 				fprintf(f, "; meanwhile it spent: %s", b);
 			frames_get(r, h->ustack, &fr);
 			for (int k = 0; k < fr.n; k++)
-				fprintf(f, "%s%s", k ? " <- " : "; in ", fr.name[k]);
+				fprintf(f, "%s%s", k ? " <- " : "; in ", gt_clean(fr.name[k]));
 			frames_free(&fr);
 			fputc('\n', f);
 		}
@@ -206,7 +206,7 @@ static void print_chains(FILE *f, const struct an_result *r)
 				continue;
 			off +=
 			    (size_t)snprintf(sig + off, sizeof(sig) - off, "%s%s", h ? " <- " : "",
-					     an_result__thread_name(r, g->chain[h].tid));
+					     gt_clean(an_result__thread_name(r, g->chain[h].tid)));
 			if (h) {
 				ns += g->chain[h].to_ns - g->chain[h].from_ns;
 				for (int c = 0; c < GT_CAT_MAX; c++)
@@ -249,16 +249,17 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 	char d1[32], d2[32], d3[32], b[512];
 	uint64_t lost = r->lost_ringbuf + r->lost_map_full;
 
-	fprintf(f, "gaptrace report: %s (pid %u), capture %s\n", r->comm, r->pid, r->path);
+	fprintf(f, "gaptrace report: %s (pid %u), capture %s\n", gt_clean(r->comm), r->pid,
+		gt_clean(r->path));
 	fprintf(f, "  %s recorded, %llu records, GPU source %s, units: %s (%llu)\n",
 		gt_fmt_dur(r->duration_ns, d1, sizeof(d1)), (unsigned long long)r->records,
-		r->gpu_source, r->unit_source ? r->unit_source : "none",
+		gt_clean(r->gpu_source), r->unit_source ? gt_clean(r->unit_source) : "none",
 		(unsigned long long)r->units);
 	fprintf(f, "  lost events: %llu%s; gaps are idle time >= %s between GPU operations\n",
 		(unsigned long long)lost, lost ? " (time near them is shown as unknown)" : "",
 		gt_fmt_dur(o->an.min_gap_ns, d2, sizeof(d2)));
 	for (size_t i = 0; i < r->nwarnings; i++)
-		fprintf(f, "  warning: %s\n", r->warnings[i]);
+		fprintf(f, "  warning: %s\n", gt_clean(r->warnings[i]));
 	fputc('\n', f);
 
 	if (!r->ndevices) {
@@ -266,7 +267,7 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 			"No GPU activity was recorded, so there are no gaps to explain.\n"
 			"Check that the program fires the gaptrace USDT probes or runs under the "
 			"CUPTI library ('gaptrace info %s').\n",
-			r->path);
+			gt_clean(r->path));
 		return;
 	}
 	fprintf(f, "GPU      busy         span         efficiency   gaps   gap time\n");
@@ -320,7 +321,7 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 
 			if (g->tid)
 				snprintf(thr, sizeof(thr), "%s:%u",
-					 an_result__thread_name(r, g->tid), g->tid);
+					 gt_clean(an_result__thread_name(r, g->tid)), g->tid);
 			else
 				snprintf(thr, sizeof(thr), "(no launch record)");
 			breakdown(g->by_cat, g->duration_ns, b, sizeof(b), 4);
@@ -554,7 +555,8 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 
 static void csv_field(FILE *f, const char *s)
 {
-	/* Quote every text field; double embedded quotes (RFC 4180). */
+	/* Quote every text field; double embedded quotes (RFC 4180); no raw controls. */
+	s = gt_clean(s);
 	fputc('"', f);
 	for (; *s; s++) {
 		if (*s == '"')
