@@ -869,6 +869,7 @@ int cmd_diff(int argc, char **argv)
 	FILE *out = stdout;
 	int c, ret = GT_EXIT_FAIL;
 	char *end;
+	uint64_t top;
 
 	an_opts__defaults(&o.an);
 	o.an.pieces = true;
@@ -894,11 +895,12 @@ int cmd_diff(int argc, char **argv)
 			outpath = optarg;
 			break;
 		case 'n':
-			o.top = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg) {
-				gt_err("bad --top '%s': give a number of rows", optarg);
+			if (gt_parse_uint(optarg, 0, UINT32_MAX, &top)) {
+				gt_err("bad --top '%s': give a number of rows (0 to %u)", optarg,
+				       UINT32_MAX);
 				return GT_EXIT_USAGE;
 			}
+			o.top = (unsigned)top;
 			break;
 		case 'a':
 			o.rule.alpha = strtod(optarg, &end);

@@ -217,17 +217,28 @@ int cmd_dump(int argc, char **argv)
 	struct capture_block b;
 	struct capture *c;
 	char err[512];
+	static const struct option longopts[] = {
+	    {"stacks", no_argument, NULL, 's'},
+	    {"tid", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
+	};
 	const char *v;
+	uint64_t tid;
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt(argc, argv, "st:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "st:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			d.frames = true;
 			break;
 		case 't':
-			d.tid = strtol(optarg, NULL, 10);
+			if (gt_parse_uint(optarg, 0, UINT32_MAX, &tid)) {
+				gt_err("bad -t '%s': give a thread id (0 to %u)", optarg, UINT32_MAX);
+				return GT_EXIT_USAGE;
+			}
+			d.tid = (int64_t)tid;
 			break;
 		case 'h':
 			printf(

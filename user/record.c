@@ -1351,17 +1351,16 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	o->attach = "auto";
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+p:o:d:F:vh", longopts, NULL)) != -1) {
-		char *end;
+		uint64_t num;
 
 		switch (c) {
 		case 'p':
-			errno = 0;
-			o->pid = (pid_t)strtol(optarg, &end, 10);
-			if (errno || *end || o->pid <= 0) {
+			if (gt_parse_uint(optarg, 1, INT32_MAX, &num)) {
 				gt_err("bad pid '%s': give a process id, e.g. -p $(pidof NAME)",
 				       optarg);
 				return -1;
 			}
+			o->pid = (pid_t)num;
 			break;
 		case 'o':
 			o->output = optarg;

@@ -664,10 +664,9 @@ int report__opt_units(const char *flag, const char *arg, struct an_opts *an)
 
 int report__opt_depth(const char *arg, struct an_opts *an)
 {
-	char *end;
-	unsigned long v = strtoul(arg, &end, 10);
+	uint64_t v;
 
-	if (*end || !*arg || *arg == '-' || v > 16) {
+	if (gt_parse_uint(arg, 0, 16, &v)) {
 		gt_err("bad --depth '%s': give 0 to 16", arg);
 		return -1;
 	}
@@ -738,7 +737,7 @@ int cmd_report(int argc, char **argv)
 	struct gt_out go = {.dfd = -1};
 	FILE *out = stdout;
 	int c, ret = GT_EXIT_FAIL;
-	char *end;
+	uint64_t top;
 
 	an_opts__defaults(&o.an);
 	o.an.pieces = true; /* top stacks */
@@ -754,11 +753,12 @@ int cmd_report(int argc, char **argv)
 			o.format = optarg;
 			break;
 		case 'n':
-			o.top = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg) {
-				gt_err("bad --top '%s': give a number of gaps", optarg);
+			if (gt_parse_uint(optarg, 0, UINT32_MAX, &top)) {
+				gt_err("bad --top '%s': give a number of gaps (0 to %u)", optarg,
+				       UINT32_MAX);
 				return GT_EXIT_USAGE;
 			}
+			o.top = (unsigned)top;
 			break;
 		case 'm':
 			if (report__opt_min_gap(optarg, &o.an))
