@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_util.c: the text sanitiser, the JSON string writer over every byte,
+ * strict number parsing and the safe output helpers (.old, links, 0600).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "json.h"
+#include "util.h"
+
+/* No byte a terminal acts on survives: C0, DEL, 0x80-0x9f raw or as U+0080-U+009F. */
+static void assert_no_controls(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f || (*p >= 0x80 && *p <= 0x9f && p[-1] == 0xc2))
+			fail_msg("control byte 0x%02x at %zu in '%s'", *p, (size_t)(p - (const unsigned char *)s), s);
+	}
+}
+
+static void test_sanitize_every_byte(void **state)
+{
+	char in[2], out[32];
+
+	for (int c = 1; c < 256; c++) {
+		in[0] = (char)c;
+		in[1] = 0;
+		gt_sanitize(out, sizeof(out), in);
+		assert_no_controls(out);
+		if (c >= 0x20 && c < 0x7f) {
+			assert_int_equal(out[0], c);
+			assert_int_equal(out[1], 0);
+		} else {
+			char want[8];
+
+			/* Lone bytes >= 0x80 are never valid UTF-8. */
+			snprintf(want, sizeof(want), "\\x%02x", c);
+			assert_string_equal(out, want);
+		}
+	}
+}
+
+static void test_sanitize_utf8(void **state)
+{
+	char out[64];
+
+	/* Valid UTF-8 passes: é, €, an emoji. */
+	gt_sanitize(out, sizeof(out), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	assert_string_equal(out, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	/* U+009B (CSI) as UTF-8, ESC[6n, BEL, CR/LF. */
+	gt_sanitize(out, sizeof(out), "a\xc2\x9b" "6n\x1b[6n\x07\r\n");
+	assert_string_equal(out, "a\\xc2\\x9b6n\\x1b[6n\\x07\\x0d\\x0a");
+	/* Overlong, surrogate, beyond U+10FFFF, truncated. */
+	gt_sanitize(out, sizeof(out), "\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82");
+	assert_string_equal(out, "\\xc0\\xaf\\xed\\xa0\\x80\\xf4\\x90\\x80\\x80\\xe2\\x82");
+	/* Cut to fit, never mid-escape. */
+	gt_sanitize(out, 6, "\x1b\x1b");
+	assert_string_equal(out, "\\x1b");
+	assert_string_equal(gt_clean("plain"), "plain");
+	assert_string_equal(gt_clean("\x9b"), "\\x9b");
+}
+
+static void test_xml_controls(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	gt_xml_puts(f, "<a\x1b\x9b&\xc2\x85>");
+	fclose(f);
+	assert_string_equal(buf, "&lt;a\\x1b\\x9b&amp;\\xc2\\x85&gt;");
+	free(buf);
+}
+
+/* Checks s is a JSON string of valid UTF-8 with no raw controls; returns it unquoted. */
+static void json_of(const char *s, char **buf)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(buf, &len);
+	struct json j;
+
+	json_init(&j, f, false);
+	json_str(&j, s);
+	fclose(f);
+	for (const char *p = *buf; *p;) {
+		size_t n = gt_utf8_len(p);
+
+		if (!n || (unsigned char)*p < 0x20)
+			fail_msg("JSON output not valid UTF-8 at %zu: '%s'", (size_t)(p - *buf), *buf);
+		p += n;
+	}
+}
+
+static void test_json_every_byte(void **state)
+{
+	char in[2], *buf = NULL;
+
+	for (int c = 1; c < 256; c++) {
+		in[0] = (char)c;
+		in[1] = 0;
+		json_of(in, &buf);
+		if (c == '"')
+			assert_string_equal(buf, "\"\\\"\"");
+		else if (c == '\\')
+			assert_string_equal(buf, "\"\\\\\"");
+		else if (c >= 0x80)
+			assert_string_equal(buf, "\"\\ufffd\"");
+		else if (c < 0x20 || c == 0x7f)
+			assert_true(buf[1] == '\\' && strlen(buf) >= 4);
+		else
+			assert_true(buf[1] == c && buf[2] == '"');
+		free(buf);
+	}
+	json_of("\xc3\xa9\xed\xa0\x80\xe2\x82", &buf);
+	assert_string_equal(buf, "\"\xc3\xa9\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	free(buf);
+}
+
+static void test_parse_uint(void **state)
+{
+	uint64_t v;
+
+	assert_int_equal(gt_parse_uint("42", 0, 100, &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(gt_parse_uint("-1", 0, UINT32_MAX, &v), -1);
+	assert_int_equal(gt_parse_uint(" 1", 0, 10, &v), -1);
+	assert_int_equal(gt_parse_uint("1x", 0, 10, &v), -1);
+	assert_int_equal(gt_parse_uint("", 0, 10, &v), -1);
+	assert_int_equal(gt_parse_uint("abc", 0, 10, &v), -1);
+	assert_int_equal(gt_parse_uint("17", 0, 16, &v), -1);
+	assert_int_equal(gt_parse_uint("0", 1, 16, &v), -1);
+	assert_int_equal(gt_parse_uint("99999999999999999999", 0, UINT64_MAX, &v), -1);
+}
+
+static void test_out_keep_old_and_links(void **state)
+{
+	char dir[] = "/tmp/gt_test_out_XXXXXX", path[128], old[128], victim[128], link[128],
+	     err[512], buf[16] = {};
+	struct stat st;
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cap", dir);
+	snprintf(old, sizeof(old), "%s/cap.old", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+
+	umask(0);
+	fd = gt_out__create_keep_old(path, err, sizeof(err));
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "one", 3), 3);
+	close(fd);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* An existing file becomes .old; the new one is created fresh. */
+	fd = gt_out__create_keep_old(path, err, sizeof(err));
+	assert_true(fd >= 0);
+	close(fd);
+	fd = open(old, O_RDONLY);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 3);
+	close(fd);
+	assert_string_equal(buf, "one");
+	umask(022);
+
+	/* A link in a directory others can write is refused; its target is untouched. */
+	fd = open(victim, O_WRONLY | O_CREAT, 0644);
+	assert_int_equal(write(fd, "keep", 4), 4);
+	close(fd);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(chmod(dir, 01777), 0);
+	assert_int_equal(gt_out__create_keep_old(link, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "symbolic link"));
+	{
+		struct gt_out o;
+
+		assert_int_equal(gt_out__open(&o, link), -1);
+	}
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_size, 4);
+
+	/* gt_out: all or nothing, 0600, renamed over the name (not through a link). */
+	{
+		struct gt_out o;
+
+		assert_int_equal(chmod(dir, 0700), 0);
+		assert_int_equal(gt_out__open(&o, link), 0);
+		fputs("new", o.f);
+		assert_int_equal(gt_out__close(&o), 0);
+		assert_int_equal(lstat(link, &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+		assert_int_equal(st.st_mode & 07777, 0600);
+		assert_int_equal(stat(victim, &st), 0);
+		assert_int_equal(st.st_size, 4);
+		assert_int_equal(gt_out__open(&o, path), 0);
+		fputs("half", o.f);
+		gt_out__abort(&o);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_size, 0);
+	}
+	unlink(path);
+	unlink(old);
+	unlink(victim);
+	unlink(link);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sanitize_every_byte),
+	    cmocka_unit_test(test_sanitize_utf8),
+	    cmocka_unit_test(test_xml_controls),
+	    cmocka_unit_test(test_json_every_byte),
+	    cmocka_unit_test(test_parse_uint),
+	    cmocka_unit_test(test_out_keep_old_and_links),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
