@@ -209,37 +209,20 @@ static void sanitize(const char *in, char *out)
 	size_t o = 0, limit = FLAME_MAX_NAME - 4;
 
 	while (*p) {
-		size_t len = 1, k;
+		size_t len = gt_utf8_len((const char *)p);
+		bool bad = gt_char_unsafe((const char *)p, len);
 
-		if (*p >= 0xc2 && *p <= 0xdf)
-			len = 2;
-		else if (*p >= 0xe0 && *p <= 0xef)
-			len = 3;
-		else if (*p >= 0xf0 && *p <= 0xf4)
-			len = 4;
-		for (k = 1; k < len; k++)
-			if ((p[k] & 0xc0) != 0x80)
-				break;
-		/* Overlong, surrogate and out-of-range forms are not UTF-8 either. */
-		if (k == len && len == 3 &&
-		    ((*p == 0xe0 && p[1] < 0xa0) || (*p == 0xed && p[1] >= 0xa0)))
-			k = 0;
-		if (k == len && len == 4 &&
-		    ((*p == 0xf0 && p[1] < 0x90) || (*p == 0xf4 && p[1] >= 0x90)))
-			k = 0;
+		if (!len)
+			len = 1;
 		if (o + len > limit) {
 			memcpy(out + o, "\xe2\x80\xa6", 3);
 			o += 3;
 			break;
 		}
-		if (k != len || (len == 1 && (*p >= 0x80 || *p < 0x20 || *p == 0x7f))) {
+		/* One '?' per invalid byte or per control character (C1 included). */
+		if (bad) {
 			out[o++] = '?';
-			p++;
-			continue;
-		}
-		if (len == 2 && *p == 0xc2 && p[1] < 0xa0) { /* C1 controls */
-			out[o++] = '?';
-			p += 2;
+			p += len;
 			continue;
 		}
 		if (len == 1 && *p == ';')
