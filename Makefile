@@ -195,8 +195,11 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench/gen_capture
 	$(Q)tools/bench $(OUTPUT)
 
-fuzz: $(LIB_OBJS)
-	$(Q)tools/build-fuzz $(OUTPUT)
+# FUZZ_SECONDS of the analysis fuzzer (the reader and demangler targets: 20 s each).
+FUZZ_SECONDS ?= 300
+fuzz:
+	$(Q)tools/install-deps --fuzz
+	$(Q)tools/build-fuzz $(OUTPUT) --run $(FUZZ_SECONDS)
 
 format:
 	$(Q)clang-format -i $(filter-out vmlinux/%,$(wildcard bpf/*.c bpf/*.h user/*.c user/*.h \
