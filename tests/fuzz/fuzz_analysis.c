@@ -359,7 +359,8 @@ static void check_result(const struct an_result *r)
 		if ((checks & CHECK_WINDOW) &&
 		    (g->end_ns < g->start_ns || g->duration_ns != g->end_ns - g->start_ns ||
 		     g->start_ns < r->start_ns || g->end_ns > r->end_ns))
-			fz_violation("a gap lies outside the capture or ends before it starts", r, i);
+			fz_violation("a gap lies outside the capture or ends before it starts", r,
+				     i);
 	}
 	if (!(checks & CHECK_SUMS))
 		return;
@@ -537,15 +538,15 @@ static size_t rndn(size_t n)
 }
 
 enum fz_role {
-	R_TS,	  /* a timestamp */
-	R_ID,	  /* pid, tid, cpu, device, stream */
-	R_KEY,	  /* op_id, unit_id, func_id, name_id: looked up in maps */
-	R_STACK,  /* s32 stack id */
-	R_SYS,	  /* s32 syscall number */
-	R_FLAGS,  /* bit flags */
-	R_ENUM,	  /* small enumerations */
-	R_COUNT,  /* counts, bytes, sizes */
-	R_VAL,	  /* arguments, ips: anything */
+	R_TS,	 /* a timestamp */
+	R_ID,	 /* pid, tid, cpu, device, stream */
+	R_KEY,	 /* op_id, unit_id, func_id, name_id: looked up in maps */
+	R_STACK, /* s32 stack id */
+	R_SYS,	 /* s32 syscall number */
+	R_FLAGS, /* bit flags */
+	R_ENUM,	 /* small enumerations */
+	R_COUNT, /* counts, bytes, sizes */
+	R_VAL,	 /* arguments, ips: anything */
 };
 
 struct fz_field {
@@ -555,10 +556,15 @@ struct fz_field {
 	uint8_t role;
 };
 
-#define F(t, s, m, r) {t, offsetof(struct s, m), sizeof(((struct s *)0)->m), r}
-#define G(m, r)                                                                                \
-	{GT_REC_GPU_OP, offsetof(struct gt_gpu_op, rec) + offsetof(struct gt_gpu_rec, m),      \
-	 sizeof(((struct gt_gpu_rec *)0)->m), r}
+#define F(t, s, m, r)                                                   \
+	{                                                               \
+		t, offsetof(struct s, m), sizeof(((struct s *)0)->m), r \
+	}
+#define G(m, r)                                                                                  \
+	{                                                                                        \
+		GT_REC_GPU_OP, offsetof(struct gt_gpu_op, rec) + offsetof(struct gt_gpu_rec, m), \
+		    sizeof(((struct gt_gpu_rec *)0)->m), r                                       \
+	}
 
 static const struct fz_field fields[] = {
     F(GT_REC_OFFCPU, gt_offcpu, pid, R_ID),
@@ -741,7 +747,8 @@ static uint64_t pick_value(const struct pool *p, int role, uint64_t cur, unsigne
 		case R_SYS:
 			return rndn(2) ? (uint64_t)(int64_t)-1 : rndn(335);
 		case R_STACK:
-			return rndn(2) ? (uint64_t)(int64_t)-(int64_t)rndn(30) : 0x40000000 + rndn(4);
+			return rndn(2) ? (uint64_t)(int64_t) - (int64_t)rndn(30)
+				       : 0x40000000 + rndn(4);
 		case R_ENUM:
 		case R_FLAGS:
 			return rndn(2) ? rndn(16) : 1ULL << rndn(width * 8);
@@ -779,8 +786,9 @@ static const uint8_t hostile_bytes[] = {0x1b, 0x07, '\r', '\n', 0x9b, 0xff, 0xc3
 
 static void hostile_string(uint8_t *s, size_t len)
 {
-	static const char *const words[] = {"\x1b[6n", "\x1b]0;pwn\x07", "\xc3\x28", "\xe2\x82",
-					    "\xf0\x9f\x98\x80", "a;b", "</script>", "%s%n"};
+	static const char *const words[] = {
+	    "\x1b[6n", "\x1b]0;pwn\x07", "\xc3\x28", "\xe2\x82", "\xf0\x9f\x98\x80",
+	    "a;b",     "</script>",	 "%s%n"};
 	size_t i = 0;
 
 	if (!len)
@@ -937,8 +945,14 @@ static int mutate_aux(struct fz_block *b, const struct pool *p)
 /* Sets a "key=<number>" of a KV body (HEADER, END) to an extreme number. */
 static int mutate_kv(uint8_t *body, size_t len, size_t skip)
 {
-	static const char *const vals[] = {"0", "1", "18446744073709551615", "9223372036854775807",
-					   "9223372036854775808", "-1", "4294967296", "x"};
+	static const char *const vals[] = {"0",
+					   "1",
+					   "18446744073709551615",
+					   "9223372036854775807",
+					   "9223372036854775808",
+					   "-1",
+					   "4294967296",
+					   "x"};
 	size_t n = 0, want, i;
 
 	for (i = skip; i < len; i++)
@@ -994,8 +1008,8 @@ static int mutate_once(struct fz_cap *c, const struct pool *p)
 			return 0;
 		}
 		i = cand[rndn(nf)];
-		set_field(r, &fields[i], pick_value(p, fields[i].role, get_field(r, &fields[i]),
-						      fields[i].width));
+		set_field(r, &fields[i],
+			  pick_value(p, fields[i].role, get_field(r, &fields[i]), fields[i].width));
 		return 0;
 	case 4: /* a hostile name */
 		if (!b)
@@ -1167,8 +1181,9 @@ size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1, const uint8_t *d2
 		size_t at = rndn(to->nrecs + 1);
 
 		for (size_t k = 0; k < n; k++)
-			fz_insert_rec(to, at + k,
-				      memdup(from->recs[start + k], rec_size(from->recs[start + k])));
+			fz_insert_rec(
+			    to, at + k,
+			    memdup(from->recs[start + k], rec_size(from->recs[start + k])));
 	}
 	/* And sometimes B's stacks, symbols or probes as well. */
 	for (size_t i = 0; i < b.nblocks; i++)
