@@ -148,6 +148,8 @@ $(OUTPUT)/tests/withfp: tests/data/nofp.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -fno-omit-frame-pointer $< -o $@
 $(OUTPUT)/tests/test_unwind $(OUTPUT)/asan/test_unwind: $(OUTPUT)/tests/nofp $(OUTPUT)/tests/withfp
+# test_fuzz_replay includes the analysis fuzzer's target to replay its inputs.
+$(OUTPUT)/tests/test_fuzz_replay $(OUTPUT)/asan/test_fuzz_replay: tests/fuzz/fuzz_analysis.c
 
 $(OUTPUT)/asan/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h cupti/gaptrace-cupti-status.h $(SKELS) | $(OUTPUT)/asan/user
 	$(call msg,CC-ASAN,$@)
