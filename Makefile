@@ -148,6 +148,8 @@ $(OUTPUT)/tests/withfp: tests/data/nofp.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -fno-omit-frame-pointer $< -o $@
 $(OUTPUT)/tests/test_unwind $(OUTPUT)/asan/test_unwind: $(OUTPUT)/tests/nofp $(OUTPUT)/tests/withfp
+# test_fuzz_replay includes the analysis fuzzer's target to replay its inputs.
+$(OUTPUT)/tests/test_fuzz_replay $(OUTPUT)/asan/test_fuzz_replay: tests/fuzz/fuzz_analysis.c
 
 $(OUTPUT)/asan/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h cupti/gaptrace-cupti-status.h $(SKELS) | $(OUTPUT)/asan/user
 	$(call msg,CC-ASAN,$@)
@@ -195,8 +197,11 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench/gen_capture
 	$(Q)tools/bench $(OUTPUT)
 
-fuzz: $(LIB_OBJS)
-	$(Q)tools/build-fuzz $(OUTPUT)
+# FUZZ_SECONDS of the analysis fuzzer (the reader and demangler targets: 20 s each).
+FUZZ_SECONDS ?= 300
+fuzz:
+	$(Q)tools/install-deps --fuzz
+	$(Q)tools/build-fuzz $(OUTPUT) --run $(FUZZ_SECONDS)
 
 format:
 	$(Q)clang-format -i $(filter-out vmlinux/%,$(wildcard bpf/*.c bpf/*.h user/*.c user/*.h \
