@@ -170,8 +170,10 @@ static void split_calls(struct ex *x, struct m_thread *t, uint64_t p, uint64_t q
 			void *arg)
 {
 	uint64_t cursor = p;
+	/* Calls ending by p are skipped: start at the first one that ends later. */
+	size_t i = LOWER_BOUND(t->calls, t->ncalls, max_exit, p + 1);
 
-	for (size_t i = 0; i < t->ncalls && t->calls[i].enter < q; i++) {
+	for (; i < t->ncalls && t->calls[i].enter < q; i++) {
 		const struct m_call *c = &t->calls[i];
 		uint64_t s, e;
 
@@ -206,14 +208,12 @@ static int sample_cat(struct ex *x, const struct m_thread *t, const struct m_sam
 	const uint64_t near = 200 * NSEC_PER_USEC;
 
 	if (model__stack_class(x->m, s->kstack) & STK_UPROBE) {
-		for (size_t i = 0; i < t->ncalls; i++) {
-			const struct m_call *c = &t->calls[i];
+		/* The first call (by enter) ending at most near before the sample. */
+		uint64_t from = s->ts > near ? s->ts - near : 0;
+		size_t i = LOWER_BOUND(t->calls, t->ncalls, max_exit, from);
 
-			if (c->enter > s->ts + near)
-				break;
-			if (c->exit + near >= s->ts)
-				return c->cat;
-		}
+		if (i < t->ncalls && t->calls[i].enter <= s->ts + near)
+			return t->calls[i].cat;
 	}
 	return classify_sample(x->m, s);
 }

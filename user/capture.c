@@ -527,6 +527,14 @@ struct capture {
 	bool stopped;	/* this pass met damage it cannot pass */
 	bool truncated; /* any pass did */
 	uint64_t cur;	/* offset of the block last returned */
+	/*
+	 * Blocks before crc_hw had their CRC checked by an earlier pass: a
+	 * later pass (analysis reads a capture two or three times) trusts that
+	 * check; the ones that failed are listed in bad, by offset.
+	 */
+	uint64_t crc_hw;
+	uint64_t *bad;
+	size_t nbad, bad_cap;
 	/* A second pass after rewind must not report or count the same problem twice. */
 	uint64_t problem_hw;
 	uint64_t unknown_hw;
@@ -832,6 +840,40 @@ static void stop_read_error(struct capture *c, uint64_t off, long err)
 			    c->kept);
 }
 
+static bool known_bad(const struct capture *c, uint64_t off)
+{
+	size_t lo = 0, hi = c->nbad;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->bad[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nbad && c->bad[lo] == off;
+}
+
+/* Checks a block's CRC once: passes after the first reuse the verdict. */
+static bool crc_ok(struct capture *c, uint64_t off, const uint8_t *p, uint32_t total)
+{
+	bool ok;
+
+	if (off + total <= c->crc_hw)
+		return !known_bad(c, off);
+	ok = crc_update(0, p, total - GT_CAP_BLOCK_TAIL) == get_u32(p + total - 8);
+	/* Only a forward pass extends what is known, so bad stays sorted. */
+	if (off >= c->crc_hw) {
+		if (!ok) {
+			gt_grow((void **)&c->bad, &c->bad_cap, c->nbad, sizeof(*c->bad));
+			c->bad[c->nbad++] = off;
+		}
+		c->crc_hw = off + total;
+	}
+	return ok;
+}
+
 int capture__next(struct capture *c, struct capture_block *blk)
 {
 	uint8_t head[GT_CAP_BLOCK_HEAD], tail[4] = {};
@@ -895,7 +937,7 @@ int capture__next(struct capture *c, struct capture_block *blk)
 		}
 		c->pos = off + total;
 		c->index++;
-		if (crc_update(0, p, total - GT_CAP_BLOCK_TAIL) != get_u32(p + total - 8)) {
+		if (!crc_ok(c, off, p, total)) {
 			if (new_problem(c, off)) {
 				c->crc_errors++;
 				add_warning(c,
@@ -1001,6 +1043,7 @@ void capture__close(struct capture *c)
 	free(c->kv);
 	free(c->warn);
 	free(c->buf);
+	free(c->bad);
 	free(c->path);
 	free(c);
 }

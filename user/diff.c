@@ -51,12 +51,37 @@ static void obs_add(struct df_side *s, size_t *cap, const double *v)
 	s->nobs++;
 }
 
+static size_t trans_slot(const struct df_side *s, int64_t ub, int64_t ua)
+{
+	uint64_t h = ((uint64_t)ub * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)ua * 0xC2B2AE3D27D4EB4FULL);
+
+	return (size_t)(h ^ (h >> 31)) & (s->tidx_cap - 1);
+}
+
+/* Transitions are unique by (ub, ua): a hash index, not a scan per gap. */
 static struct df_trans *trans_find(struct df_side *s, int64_t ub, int64_t ua)
 {
-	for (size_t i = 0; i < s->ntrans; i++)
-		if (s->trans[i].ub == ub && s->trans[i].ua == ua)
-			return &s->trans[i];
-	return NULL;
+	if (!s->tidx_cap)
+		return NULL;
+	for (size_t i = trans_slot(s, ub, ua);; i = (i + 1) & (s->tidx_cap - 1)) {
+		struct df_trans *t;
+
+		if (!s->tidx[i])
+			return NULL;
+		t = &s->trans[s->tidx[i] - 1];
+		if (t->ub == ub && t->ua == ua)
+			return t;
+	}
+}
+
+static void tidx_put(struct df_side *s, size_t idx)
+{
+	const struct df_trans *t = &s->trans[idx];
+	size_t i = trans_slot(s, t->ub, t->ua);
+
+	while (s->tidx[i])
+		i = (i + 1) & (s->tidx_cap - 1);
+	s->tidx[i] = idx + 1;
 }
 
 static struct df_trans *trans_add(struct df_side *s, size_t *cap, int64_t ub, int64_t ua)
@@ -68,6 +93,15 @@ static struct df_trans *trans_add(struct df_side *s, size_t *cap, int64_t ub, in
 	memset(t, 0, sizeof(*t));
 	t->ub = ub;
 	t->ua = ua;
+	if (s->ntrans * 2 > s->tidx_cap) {
+		free(s->tidx);
+		s->tidx_cap = s->tidx_cap ? s->tidx_cap * 2 : 64;
+		s->tidx = gt_xcalloc(s->tidx_cap, sizeof(*s->tidx));
+		for (size_t i = 0; i < s->ntrans; i++)
+			tidx_put(s, i);
+	} else {
+		tidx_put(s, s->ntrans - 1);
+	}
 	return t;
 }
 
@@ -349,6 +383,7 @@ static void side_free(struct df_side *s)
 	for (int k = 0; k < DF_NVAL; k++)
 		free(s->v[k]);
 	free(s->trans);
+	free(s->tidx);
 }
 
 void diff__free(struct df_result *d)

@@ -37,6 +37,9 @@ struct df_side {
 		size_t ngaps;
 	} * trans;
 	size_t ntrans;
+	/* Open-addressing index of trans by (ub, ua): slot holds index + 1, 0 = empty. */
+	size_t *tidx;
+	size_t tidx_cap;
 };
 
 struct df_dist {

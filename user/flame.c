@@ -688,14 +688,14 @@ int flame__add_result(struct flame *fl, const struct an_result *r, const struct 
 	}
 	if (f->cap)
 		load_mappings(fl, f->cap);
-	/* Gap indexes are positions in r->gaps (an_gap.index == position). */
-	ok = gt_xcalloc(r->ngaps + 1, sizeof(*ok));
-	for (size_t g = 0; g < r->ngaps; g++)
-		ok[g] = r->gaps[g].index == g && flame_filter__match_gap(f, &r->gaps[g]);
 	if (f->gap >= 0) {
+		/* One gap (a report's top stacks, once per gap): no pass over all gaps. */
+		size_t g = (size_t)f->gap;
+
 		if (!fl->gap_start)
 			index_gaps(fl, r);
-		if ((uint64_t)f->gap < fl->gap_n && ok[f->gap]) {
+		if ((uint64_t)f->gap < fl->gap_n && g < r->ngaps && r->gaps[g].index == g &&
+		    flame_filter__match_gap(f, &r->gaps[g])) {
 			uint32_t from = fl->gap_start[f->gap], to = fl->gap_start[f->gap + 1];
 
 			for (uint32_t i = from; i < to; i++) {
@@ -706,14 +706,18 @@ int flame__add_result(struct flame *fl, const struct an_result *r, const struct 
 			}
 		}
 	} else {
+		/* Gap indexes are positions in r->gaps (an_gap.index == position). */
+		ok = gt_xcalloc(r->ngaps + 1, sizeof(*ok));
+		for (size_t g = 0; g < r->ngaps; g++)
+			ok[g] = r->gaps[g].index == g && flame_filter__match_gap(f, &r->gaps[g]);
 		for (size_t i = 0; i < r->npieces; i++) {
 			const struct an_piece *p = &r->pieces[i];
 
 			if (p->gap < r->ngaps && ok[p->gap] && (f->cat < 0 || p->cat == f->cat))
 				add_piece(fl, r, p, side);
 		}
+		free(ok);
 	}
-	free(ok);
 	return 0;
 }
 

@@ -861,7 +861,7 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		pr = model__probe(m, c->func_id);
 		if (!pr || pr->cat < 0)
 			break;
-		mc = (struct m_call){c->enter_ns, c->exit_ns, pr->cat, c->func_id};
+		mc = (struct m_call){c->enter_ns, c->exit_ns, 0, pr->cat, c->func_id};
 		keep_call(m, c->tid, &mc);
 		if (!in_windows(m, c->enter_ns, c->exit_ns))
 			break;
@@ -880,12 +880,12 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		    gr->end_ns < gr->start_ns)
 			break;
 		cat = GT_CAT_CUDA;
-		keep_call(m, gr->tid, &(struct m_call){gr->start_ns, gr->end_ns, cat, UINT32_MAX});
+		keep_call(m, gr->tid, &(struct m_call){gr->start_ns, gr->end_ns, 0, cat, UINT32_MAX});
 		if (!in_windows(m, gr->start_ns, gr->end_ns))
 			break;
 		t = model__thread(m, gr->tid, true);
 		gt_grow((void **)&t->calls, &t->calls_cap, t->ncalls, sizeof(*t->calls));
-		t->calls[t->ncalls++] = (struct m_call){gr->start_ns, gr->end_ns, cat, UINT32_MAX};
+		t->calls[t->ncalls++] = (struct m_call){gr->start_ns, gr->end_ns, 0, cat, UINT32_MAX};
 		break;
 	}
 	default:
@@ -915,6 +915,16 @@ static int cmp_call(const void *a, const void *b)
 	return x->enter < y->enter ? -1 : x->enter > y->enter;
 }
 
+void model__calls_index(struct m_call *c, size_t n)
+{
+	uint64_t mx = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		mx = GT_MAX(mx, c[i].exit);
+		c[i].max_exit = mx;
+	}
+}
+
 static void pass2(struct capture *c, struct model *m, struct an_result *r)
 {
 	struct capture_block b;
@@ -938,6 +948,7 @@ static void pass2(struct capture *c, struct model *m, struct an_result *r)
 		gt_sort(t->offs, t->noffs, sizeof(*t->offs), cmp_off);
 		gt_sort(t->samples, t->nsamples, sizeof(*t->samples), cmp_sample);
 		gt_sort(t->calls, t->ncalls, sizeof(*t->calls), cmp_call);
+		model__calls_index(t->calls, t->ncalls);
 		gt_sort(t->all_offs, t->nall_offs, sizeof(*t->all_offs), cmp_off);
 		gt_sort(t->all_calls, t->nall_calls, sizeof(*t->all_calls), cmp_call);
 	}

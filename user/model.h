@@ -69,9 +69,15 @@ struct m_sample {
 
 struct m_call {
 	uint64_t enter, exit;
+	/* Largest exit of this call and the ones before it (sorted by enter):
+	 * nested calls make exit unsorted, this is what a binary search can use. */
+	uint64_t max_exit;
 	int cat;
 	uint32_t func_id;
 };
+
+/* Sets max_exit over calls sorted by enter. */
+void model__calls_index(struct m_call *c, size_t n);
 
 struct m_thread {
 	uint32_t pid, tid;

@@ -2,9 +2,12 @@
 /*
  * gen_capture.c: writes a large synthetic capture shaped like a prover's
  * (GPU units with launches, worker and helper threads switching, samples,
- * uprobe calls) for measuring `gaptrace report` throughput.
- * Usage: gen_capture FILE NRECORDS
+ * uprobe calls) for measuring `gaptrace report` throughput, or with
+ * --units N, N small USDT-marked units (2 kernels, a 2-6 ms gap with a few
+ * records) for measuring `gaptrace diff`.
+ * Usage: gen_capture [--units N] [--seed S] FILE [NRECORDS]
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,20 +37,87 @@ static void put(void *rec, uint16_t type, uint16_t size, uint64_t ts)
 	nrec++;
 }
 
+static void usage(void)
+{
+	fprintf(stderr, "usage: gen_capture [--units N] [--seed S] FILE [NRECORDS]: give NRECORDS, "
+			"or --units N\n");
+	exit(2);
+}
+
+static void put_unit(uint64_t id, uint64_t ts, bool begin)
+{
+	struct gt_unit u = { .pid = PID, .tid = PID, .unit_id = id, .begin = begin };
+
+	put(&u, GT_REC_UNIT, sizeof(u), ts);
+}
+
+/* One small unit: begin, 2 kernels of 1 ms, end, then a 2-6 ms gap with activity. */
+static void small_unit(uint64_t id, uint64_t *t, uint64_t *op, unsigned *seed)
+{
+	uint64_t gap_end;
+
+	put_unit(id, *t, true);
+	for (int k = 0; k < 2; k++) {
+		struct gt_gpu_launch l = { .pid = PID, .tid = PID, .op_id = *op };
+		struct gt_gpu_op g = { .pid = PID, .tid = PID + 1 };
+
+		put(&l, GT_REC_GPU_LAUNCH, sizeof(l), *t);
+		g.rec.start_ns = *t + 20000;
+		g.rec.end_ns = *t + 1000000;
+		g.rec.op_id = (*op)++;
+		g.rec.kind = 1;
+		put(&g, GT_REC_GPU_OP, sizeof(g), g.rec.end_ns);
+		*t += 1000000;
+	}
+	put_unit(id, *t, false);
+	gap_end = *t + 2000000 + (rand_r(seed) % 5) * 1000000ULL;
+	while (*t < gap_end) {
+		struct gt_offcpu o = { .pid = PID, .tid = PID };
+		struct gt_sample s = { .pid = PID, .tid = PID, .syscall_nr = -1 };
+
+		o.off_ns = *t;
+		o.wake_ns = *t + 300000 + (rand_r(seed) % 200) * 1000;
+		o.on_ns = o.wake_ns + 20000;
+		o.syscall_nr = (rand_r(seed) % 2) ? 202 : 230;
+		o.args[1] = 128;
+		o.args[2] = rand_r(seed) % 3;
+		o.waker_tid = PID + 1 + (uint32_t)(rand_r(seed) % (NTHREADS - 1));
+		o.ustack_id = o.kstack_id = -1;
+		put(&o, GT_REC_OFFCPU, sizeof(o), o.on_ns);
+		s.ustack_id = s.kstack_id = -1;
+		put(&s, GT_REC_SAMPLE, sizeof(s), o.on_ns + 500000);
+		*t += 1000000;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *kv[] = { "pid=4242", "comm=bench", "start_mono_ns=1000000000",
 			     "sample_period_ns=1000000", "gpu_source=usdt" };
+	static const struct option lopts[] = { { "units", required_argument, NULL, 'u' },
+					       { "seed", required_argument, NULL, 's' },
+					       {} };
 	struct capture_buf probes = {}, end = {};
-	uint64_t target, t = 1000000000ULL, op = 1;
+	uint64_t target = 0, units = 0, t = 1000000000ULL, op = 1;
 	unsigned seed = 1;
 	char err[256];
+	int c;
 
-	if (argc != 3 || !(target = strtoull(argv[2], NULL, 10))) {
-		fprintf(stderr, "usage: gen_capture FILE NRECORDS\n");
-		return 2;
+	while ((c = getopt_long(argc, argv, "u:s:", lopts, NULL)) != -1) {
+		if (c == 'u')
+			units = strtoull(optarg, NULL, 10);
+		else if (c == 's')
+			seed = (unsigned)strtoul(optarg, NULL, 10);
+		else
+			usage();
 	}
-	w = capture_writer__open(argv[1], kv, GT_ARRAY_SIZE(kv), err, sizeof(err));
+	if (optind < argc - 2 || optind >= argc)
+		usage();
+	if (optind == argc - 2 && !(target = strtoull(argv[optind + 1], NULL, 10)))
+		usage();
+	if (!target && !units)
+		usage();
+	w = capture_writer__open(argv[optind], kv, GT_ARRAY_SIZE(kv), err, sizeof(err));
 	if (!w) {
 		fprintf(stderr, "gen_capture: %s\n", err);
 		return 1;
@@ -60,6 +130,8 @@ int main(int argc, char **argv)
 		snprintf(task.comm, sizeof(task.comm), "worker-%u", i);
 		put(&task, GT_REC_TASK, sizeof(task), t);
 	}
+	for (uint64_t u = 0; u < units; u++)
+		small_unit(u + 1, &t, &op, &seed);
 	while (nrec < target) {
 		uint64_t unit_start = t;
 
