@@ -166,6 +166,11 @@ $(OUTPUT)/bench/gen_capture: tests/bench/gen_capture.c $(LIB_OBJS)
 	$(Q)mkdir -p $(OUTPUT)/bench
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_OBJS) $(LDLIBS) -o $@
 
+$(OUTPUT)/bench/switch_stress: tests/bench/switch_stress.c
+	$(call msg,BENCH,$@)
+	$(Q)mkdir -p $(OUTPUT)/bench
+	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer $< -o $@ -lpthread
+
 deps:
 	$(Q)tools/install-deps
 
@@ -194,7 +199,8 @@ demo: deps
 	$(Q)tools/demo $(OUTPUT)
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench/gen_capture
+	$(Q)tools/install-deps --bench
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench/gen_capture $(OUTPUT)/bench/switch_stress
 	$(Q)tools/bench $(OUTPUT)
 
 # FUZZ_SECONDS of the analysis fuzzer (the reader and demangler targets: 20 s each).
