@@ -1325,8 +1325,8 @@ GT_EXPORT int InitializeInjection(void)
 		sleep_ns(NSEC_PER_MSEC);
 	if (tracer_attached())
 		ctl_step(true);
-	if (state_get() == ST_FAILED || __atomic_load_n(&gaptrace_cupti_status.failed,
-							 __ATOMIC_ACQUIRE))
+	if (state_get() == ST_FAILED ||
+	    __atomic_load_n(&gaptrace_cupti_status.failed, __ATOMIC_ACQUIRE))
 		goto failed;
 	errno = saved;
 	return 1;
