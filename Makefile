@@ -120,6 +120,8 @@ ifeq ($(HAVE_CUDA),1)
 	$(Q)mkdir -p $(OUTPUT)/gpu
 	$(Q)$(NVCC) $(NVCC_FLAGS) -Icupti -Itests/workloads tests/gpu/prover_gpu.cu \
 		-o $(OUTPUT)/gpu/prover_gpu -lpthread
+	$(call msg,NVCC,$(OUTPUT)/gpu/launch_loop)
+	$(Q)$(NVCC) $(NVCC_FLAGS) tests/gpu/launch_loop.cu -o $(OUTPUT)/gpu/launch_loop
 	$(call msg,CC-SO,$(OUTPUT)/gpu/libother-subscriber.so)
 	$(Q)$(CC) -O2 -fPIC -shared -Wall -Wextra -Werror -I$(CUDA_HOME)/include \
 		tests/gpu/other_subscriber.c -o $(OUTPUT)/gpu/libother-subscriber.so \

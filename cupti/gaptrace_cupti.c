@@ -7,10 +7,15 @@
  * mode: the driver calls InitializeInjection from cuInit), or dlopen'ed into a
  * running process by `gaptrace record -p` (live attach: the constructor starts
  * a thread that initialises, since CUPTI must not be called under the loader
- * lock).  Either way it subscribes to CUPTI and registers a CLOCK_MONOTONIC
- * timestamp callback and its buffer callbacks, then idles: activity kinds are
- * enabled only while the gpu_batch probe's semaphore says a tracer is attached,
- * and disabled again when it leaves.
+ * lock).  Either way a control thread then follows the gpu_batch probe's
+ * semaphore.  When a tracer attaches it subscribes to CUPTI, registers a
+ * CLOCK_MONOTONIC timestamp callback and its buffer callbacks and enables the
+ * activity kinds.  When the tracer leaves it flushes, disables the kinds and
+ * hands CUPTI back: cuptiFinalize at the exit of the program's next CUDA call
+ * (where CUPTI's documentation wants it), which also ends the subscription.
+ * The program then runs as if CUPTI had never been loaded, another CUPTI
+ * client (torch.profiler, Nsight) can subscribe, and the next tracer makes
+ * the library subscribe again.
  *
  * Environment: GAPTRACE_CUPTI_WAIT_MS (launch mode: wait that long in
  * InitializeInjection for a tracer), GAPTRACE_CUPTI_VERBOSE (state changes on
@@ -92,7 +97,7 @@ _Static_assert(offsetof(CUpti_ActivityMarker2, name) == 40, "CUPTI marker record
 enum gt_state {
 	ST_IDLE,     /* nothing done yet */
 	ST_STARTING, /* one caller is initialising */
-	ST_READY,    /* subscribed, callbacks registered; kinds follow the tracer */
+	ST_READY,    /* control thread running; CUPTI held only while a tracer is attached */
 	ST_FAILED,   /* stepped aside for good */
 };
 
@@ -109,6 +114,9 @@ static bool g_zeroed; /* CUPTI expects zeroed buffers from us */
 /* Serialises every CUPTI control call: enable, disable, flush, teardown. */
 static pthread_mutex_t g_ctl = PTHREAD_MUTEX_INITIALIZER;
 static bool g_active;  /* activity kinds enabled; written under g_ctl, read __atomic */
+static bool g_held;    /* subscribed and callbacks registered; under g_ctl */
+static int g_release;  /* detached: cuptiFinalize at the next API exit; __atomic */
+static bool g_refused; /* CUPTI refused this tracer: wait for the next one; under g_ctl */
 static bool g_exiting; /* the process is exiting: no more CUPTI calls; __atomic */
 static uint32_t g_enabled_mask;
 static uint32_t g_epoch;   /* bumped at each attach; names are re-sent once per epoch */
@@ -893,14 +901,32 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	errno = saved;
 }
 
-/* No callback domain is enabled: the subscription only claims CUPTI for us. */
+static void release_locked(bool finalize);
+
+/*
+ * API callbacks are enabled only after a detach, until the next API exit:
+ * there CUPTI is handed back (release_request_locked).  Never waits for the
+ * control thread; the next call tries again.
+ */
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 				 const void *data)
 {
+	const CUpti_CallbackData *cb = data;
+	int saved = errno;
+
 	(void)userdata;
-	(void)domain;
 	(void)cbid;
-	(void)data;
+	if (!__atomic_load_n(&g_release, __ATOMIC_ACQUIRE) ||
+	    (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) ||
+	    !cb || cb->callbackSite != CUPTI_API_EXIT)
+		return;
+	if (pthread_mutex_trylock(&g_ctl) == 0) {
+		if (__atomic_load_n(&g_release, __ATOMIC_ACQUIRE) && !g_active &&
+		    !__atomic_load_n(&g_exiting, __ATOMIC_ACQUIRE))
+			release_locked(true);
+		pthread_mutex_unlock(&g_ctl);
+	}
+	errno = saved;
 }
 
 /* ---- control: follow the tracer (caller holds g_ctl) ---- */
@@ -961,15 +987,56 @@ static void disable_locked(void)
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
+/* Hands CUPTI back: no subscription, no callbacks, CUPTI's state destroyed. */
+static void release_locked(bool finalize)
+{
+	if (!g_held)
+		return;
+	/* cuptiFinalize ends the subscription too; without it, unsubscribe. */
+	if (!finalize && g_sub)
+		cuptiUnsubscribe(g_sub);
+	g_sub = NULL;
+	if (finalize)
+		cuptiFinalize();
+	g_held = false;
+	__atomic_store_n(&g_release, 0, __ATOMIC_RELEASE);
+	vlog("CUPTI released (%s)", finalize ? "cuptiFinalize" : "cuptiUnsubscribe");
+}
+
+/*
+ * After a detach: cuptiFinalize where CUPTI's documentation wants it, at the
+ * exit of a CUDA API call (on_callback), so that no call is half through
+ * CUPTI when its state goes.  The API callbacks cost something only until
+ * the program's next CUDA call returns.
+ */
+static void release_request_locked(void)
+{
+	if (!g_held)
+		return;
+	__atomic_store_n(&g_release, 1, __ATOMIC_RELEASE);
+	if (cuptiEnableDomain(1, g_sub, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS ||
+	    cuptiEnableDomain(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS) {
+		/* No API callbacks here: at least free CUPTI for other clients. */
+		cuptiEnableDomain(0, g_sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+		release_locked(false);
+	}
+}
+
+/* A tracer came back before the program made another CUDA call: keep CUPTI. */
+static void release_cancel_locked(void)
+{
+	if (!__atomic_exchange_n(&g_release, 0, __ATOMIC_ACQ_REL))
+		return;
+	cuptiEnableDomain(0, g_sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+	cuptiEnableDomain(0, g_sub, CUPTI_CB_DOMAIN_DRIVER_API);
+}
+
 /* Steps aside for good: no kinds, no subscription, the control thread ends. */
 static void teardown_locked(void)
 {
 	if (g_enabled_mask || __atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
 		disable_locked();
-	if (g_sub) {
-		cuptiUnsubscribe(g_sub);
-		g_sub = NULL;
-	}
+	release_locked(false);
 	state_set(ST_FAILED);
 }
 
@@ -1011,6 +1078,8 @@ static void stats_line(const char *why)
 	     (unsigned long long)__atomic_load_n(&g_n_foreign, __ATOMIC_RELAXED));
 }
 
+static void acquire_locked(void);
+
 /* One control step: follow the semaphore, flush when due.  False once stepped aside. */
 static bool ctl_step(bool flush_due)
 {
@@ -1024,18 +1093,32 @@ static bool ctl_step(bool flush_due)
 	if (__atomic_load_n(&g_fail_pending, __ATOMIC_ACQUIRE)) {
 		teardown_locked();
 	} else if (tracer_attached()) {
-		if (!g_active) {
+		if (!g_held && !g_refused)
+			acquire_locked();
+		if (g_held && !g_active) {
+			release_cancel_locked();
 			enable_locked();
-		} else {
+		} else if (g_active) {
 			if (g_clock_mode == CLK_OFFSET && mono_now() >= g_next_recal)
 				calibrate();
 			if (flush_due)
 				cuptiActivityFlushAll(0);
 		}
-	} else if (g_active) {
-		disable_locked();
-		pool_release();
-		stats_line("tracer detached");
+	} else {
+		if (g_active) {
+			disable_locked();
+			pool_release();
+			stats_line("tracer detached");
+		}
+		if (g_held && !__atomic_load_n(&g_release, __ATOMIC_ACQUIRE))
+			release_request_locked();
+		if (g_refused) {
+			/* The next tracer finds a clean status, and may find CUPTI free. */
+			g_refused = false;
+			__atomic_store_n(&gaptrace_cupti_status.failed, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&gaptrace_cupti_status.fallback, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&g_reported, 0, __ATOMIC_RELEASE);
+		}
 	}
 	alive = state_get() == ST_READY;
 	pthread_mutex_unlock(&g_ctl);
@@ -1111,13 +1194,14 @@ static CUptiResult subscribe(char *holder, size_t holder_len)
 }
 
 /*
- * Subscribe and register; the kinds wait for a tracer.  1: done by this call,
- * 0: done or under way elsewhere, -1: reported and stepped aside.
+ * Subscribes and registers the callbacks, for a tracer that just attached
+ * (caller holds g_ctl).  Refused by CUPTI (another subscriber): reported
+ * through the status, and tried again for the next tracer.  Anything else
+ * that fails steps aside for good.
  */
-static int init_once(void)
+static void acquire_locked(void)
 {
 	typedef CUptiResult (*ts_reg_t)(CUpti_TimestampCallbackFunc);
-	int expect = ST_IDLE;
 	char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1];
 	const char *clock_env;
 	ts_reg_t ts_reg;
@@ -1125,23 +1209,18 @@ static int init_once(void)
 	uint8_t one = 1;
 	size_t sz = sizeof(one);
 
-	if (!__atomic_compare_exchange_n(&g_state, &expect, ST_STARTING, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE))
-		return expect == ST_FAILED ? -1 : 0;
-	g_verbose = getenv("GAPTRACE_CUPTI_VERBOSE") != NULL;
-
 	res = subscribe(holder, sizeof(holder) - 1);
 	if (res != CUPTI_SUCCESS) {
 		char what[160];
 
+		g_sub = NULL;
 		holder[sizeof(holder) - 1] = '\0';
 		/* Injected again into a program that loaded us at launch: that copy serves. */
 		if (res == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED &&
 		    strstr(holder, "gaptrace")) {
 			vlog("another copy of this library holds CUPTI; this one steps aside");
-			g_sub = NULL;
 			state_set(ST_FAILED);
-			return -1;
+			return;
 		}
 		if (res == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && holder[0])
 			snprintf(what, sizeof(what), "cuptiSubscribe (CUPTI is in use by %s)",
@@ -1149,19 +1228,21 @@ static int init_once(void)
 		else
 			snprintf(what, sizeof(what), "cuptiSubscribe");
 		report_failure(what, cupti_str(res));
-		g_sub = NULL;
-		state_set(ST_FAILED);
-		return -1;
+		g_refused = true;
+		return;
 	}
+	g_held = true;
 	res = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	if (res != CUPTI_SUCCESS) {
 		report_failure("cuptiSetThreadIdType(SYSTEM)", cupti_str(res));
-		goto fail;
+		teardown_locked();
+		return;
 	}
 	/*
 	 * Before any kind is enabled, as CUPTI requires; absent before CUDA 12.x.
 	 * GAPTRACE_CUPTI_CLOCK=offset skips it, for CUPTI versions whose callback
 	 * timestamps are wrong (the report's clock check shows violations then).
+	 * Registered again after each cuptiFinalize, which forgets it.
 	 */
 	ts_reg = (ts_reg_t)cupti_sym("cuptiActivityRegisterTimestampCallback");
 	clock_env = getenv("GAPTRACE_CUPTI_CLOCK");
@@ -1174,20 +1255,26 @@ static int init_once(void)
 	res = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (res != CUPTI_SUCCESS) {
 		report_failure("cuptiActivityRegisterCallbacks", cupti_str(res));
-		goto fail;
+		teardown_locked();
+		return;
 	}
+	vlog("CUPTI acquired (clock %s)", g_clock_mode == CLK_CALLBACK ? "callback" : "offset");
+}
+
+/* 1: done by this call, 0: done or under way elsewhere, -1: stepped aside. */
+static int init_once(void)
+{
+	int expect = ST_IDLE;
+
+	if (!__atomic_compare_exchange_n(&g_state, &expect, ST_STARTING, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return expect == ST_FAILED ? -1 : 0;
+	g_verbose = getenv("GAPTRACE_CUPTI_VERBOSE") != NULL;
 	pthread_atfork(NULL, NULL, at_fork_child);
 	atexit(at_exit);
 	state_set(ST_READY);
-	vlog("ready (pid %d, clock %s); waiting for a tracer", (int)getpid(),
-	     g_clock_mode == CLK_CALLBACK ? "callback" : "offset");
+	vlog("ready (pid %d); waiting for a tracer", (int)getpid());
 	return 1;
-
-fail:
-	pthread_mutex_lock(&g_ctl);
-	teardown_locked();
-	pthread_mutex_unlock(&g_ctl);
-	return -1;
 }
 
 static void step_aside_no_thread(int err)
@@ -1238,7 +1325,8 @@ GT_EXPORT int InitializeInjection(void)
 		sleep_ns(NSEC_PER_MSEC);
 	if (tracer_attached())
 		ctl_step(true);
-	if (state_get() == ST_FAILED)
+	if (state_get() == ST_FAILED ||
+	    __atomic_load_n(&gaptrace_cupti_status.failed, __ATOMIC_ACQUIRE))
 		goto failed;
 	errno = saved;
 	return 1;

@@ -228,6 +228,7 @@ int gpu_cupti_refused(struct gpu_setup *g, pid_t pid, char *why, size_t len)
 		return 0;
 	if (!g->status_addr && find_status(g, pid))
 		return 0; /* not loaded yet (launch mode: before cuInit) or an older library */
+	g->lib_seen = true;
 	remote = (struct iovec){(void *)(uintptr_t)g->status_addr, sizeof(st)};
 	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(st)) {
 		g->status_addr = 0; /* unloaded, or the process is gone: look again next time */
@@ -242,6 +243,16 @@ int gpu_cupti_refused(struct gpu_setup *g, pid_t pid, char *why, size_t len)
 	st.reason[sizeof(st.reason) - 1] = '\0';
 	snprintf(why, len, "%s", st.reason[0] ? st.reason : "no reason given");
 	return 1;
+}
+
+bool gpu_cupti_loaded(struct gpu_setup *g, pid_t pid)
+{
+	if (g->status_addr || g->lib_seen)
+		return true;
+	/* Never looked (no new probes since), or the target is still there: look now. */
+	if (find_status(g, pid) == 0)
+		g->lib_seen = true;
+	return g->lib_seen;
 }
 
 void gpu_fallback_ready(const struct gpu_setup *g, pid_t pid)

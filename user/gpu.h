@@ -27,6 +27,7 @@ struct gpu_setup {
 	bool injected;
 	bool uprobes;
 	uint64_t status_addr; /* the library's gaptrace_cupti_status in the target, 0 unknown */
+	bool lib_seen;	      /* the library was found mapped in the target at some point */
 };
 
 /* Parses auto|inject|uprobe|none. Returns 0 or -1. */
@@ -68,6 +69,12 @@ int gpu_cupti_refused(struct gpu_setup *g, pid_t pid, char *why, size_t len);
 void gpu_fall_back(struct gpu_setup *g, struct probe_table *probes, const char *why);
 /* Tells the library the fallback is in place (it may hold cuInit back until then). */
 void gpu_fallback_ready(const struct gpu_setup *g, pid_t pid);
+
+/*
+ * True once the CUPTI library was seen loaded in pid (its status symbol was
+ * found); looks once more now if not.  False: CUDA never loaded it.
+ */
+bool gpu_cupti_loaded(struct gpu_setup *g, pid_t pid);
 
 /* True when pid maps a CUDA driver library (libcuda.so*). */
 bool gpu_target_uses_cuda(pid_t pid);

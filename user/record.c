@@ -1699,7 +1699,11 @@ int cmd_record(int argc, char **argv)
 		emit_mappings(&r, r.pid);
 	/* Stop new events, then drain what is left and close open intervals. */
 	detach_sched(&r);
-	if (o.gpu.injected && !r.target_gone)
+	/* Launch mode: a target that never initialised CUDA never loaded the library. */
+	if (o.gpu.injected && !o.gpu.uprobes && o.cmd && !gpu_cupti_loaded(&o.gpu, r.pid))
+		snprintf(o.gpu.source, sizeof(o.gpu.source),
+			 "usdt (CUPTI library offered, never loaded: no CUDA in the target)");
+	else if (o.gpu.injected && !r.target_gone)
 		gpu_grace(&r);
 	attacher__free(r.att);
 	r.att = attacher__new(r.skel, &o.probes);

@@ -568,8 +568,10 @@ static bool system_object(const char *path)
 
 unsigned fp_audit__report(struct fp_audit *a, uint64_t bytes_per_interval)
 {
-	char size[32], evidence[96] = "";
+	char size[32], evidence[96] = "", names[256] = "";
+	const char *first = NULL;
 	unsigned n = 0;
+	size_t len = 0;
 
 	if (a->stacks)
 		snprintf(evidence, sizeof(evidence), " (%.0f%% of the user stacks have 1-2 frames)",
@@ -577,6 +579,7 @@ unsigned fp_audit__report(struct fp_audit *a, uint64_t bytes_per_interval)
 	gt_fmt_bytes(bytes_per_interval, size, sizeof(size));
 	for (size_t i = 0; i < a->nobjs; i++) {
 		const struct fp_object *o = &a->objs[i];
+		const char *base;
 
 		if (o->fp != 0)
 			continue;
@@ -587,11 +590,27 @@ unsigned fp_audit__report(struct fp_audit *a, uint64_t bytes_per_interval)
 			       o->path, o->with_fp, o->checked);
 			continue;
 		}
+		gt_dbg("%s has no frame pointers (%u of %u functions)", o->path, o->with_fp,
+		       o->checked);
+		if (!first)
+			first = o->path;
+		/* The first four by name, then a count: one line however many there are. */
+		base = strrchr(o->path, '/');
+		base = base ? base + 1 : o->path;
+		if (n < 4 && len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+						n ? ", " : "", base);
+		n++;
+	}
+	if (n == 1)
 		gt_warn("%s has no frame pointers: stacks are truncated%s; record with --stacks "
 			"dwarf (costs ~%s per off-CPU interval >= --dwarf-min) or rebuild with "
 			"-fno-omit-frame-pointer",
-			o->path, evidence, size);
-		n++;
-	}
+			first, evidence, size);
+	else if (n > 1)
+		gt_warn("%u libraries have no frame pointers (%s%s): stacks are truncated%s; "
+			"record with --stacks dwarf (costs ~%s per off-CPU interval >= "
+			"--dwarf-min) or rebuild them with -fno-omit-frame-pointer (-v lists them)",
+			n, names, n > 4 ? ", ..." : "", evidence, size);
 	return n;
 }

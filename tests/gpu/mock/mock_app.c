@@ -5,16 +5,20 @@
  *
  * Usage: mock_app UNITS [TRUTH.json [SECONDS]]   (SECONDS: run that long instead)
  * CUDA_INJECTION64_PATH names libgaptrace-cupti.so as for a real CUDA program;
- * MOCK_DROPS=1 makes "CUPTI" drop 17 records after unit 3.  Links mock_cuda.c's
+ * MOCK_DROPS=1 makes "CUPTI" drop 17 records after unit 3.  MOCK_CTL=DIR: once
+ * DIR/other exists, another CUPTI client tries to subscribe (mock_other_client,
+ * logged in MOCK_EVENTS); once DIR/stop exists, the run ends.  Links mock_cuda.c's
  * libcuda.so.1, whose entry points the host-side view (libcuda uprobes) sees.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "gaptrace-usdt.h"
 
@@ -23,6 +27,7 @@ void mock_launch(const char *name, uint64_t dur_ns, int memcpy_too);
 void mock_sync(void);
 void mock_marker(const char *name, int start);
 void mock_drop(uint64_t n);
+void mock_other_client(void);
 /* mock_cuda.c (libcuda.so.1): what gaptrace's host-side view probes. */
 int cuLaunchKernel(void);
 int cuStreamSynchronize(void);
@@ -47,11 +52,18 @@ int main(int argc, char **argv)
 	int units = argc > 1 ? atoi(argv[1]) : 10;
 	const char *truth = argc > 2 ? argv[2] : NULL;
 	double secs = argc > 3 ? atof(argv[3]) : 0;
+	const char *ctl = getenv("MOCK_CTL");
+	char other_path[4096] = "", stop_path[4096] = "";
+	bool stop = false;
 	uint64_t t0, deadline;
 	int n = 0, u;
 
 	pthread_setname_np(pthread_self(), "gpu-worker");
 	mock_cuda_init();
+	if (ctl) {
+		snprintf(other_path, sizeof(other_path), "%s/other", ctl);
+		snprintf(stop_path, sizeof(stop_path), "%s/stop", ctl);
+	}
 	t0 = now();
 	deadline = secs > 0 ? t0 + (uint64_t)(secs * 1e9) : 0;
 	for (u = 0; (u < units || (deadline && now() < deadline)) && n < MAX_INJ; u++) {
@@ -67,6 +79,11 @@ int main(int argc, char **argv)
 		mock_marker(NULL, 0);
 		if (u == 3 && getenv("MOCK_DROPS"))
 			mock_drop(17);
+		if (other_path[0] && access(other_path, F_OK) == 0) {
+			mock_other_client();
+			other_path[0] = '\0';
+		}
+		stop = stop_path[0] && access(stop_path, F_OK) == 0;
 		if (u + 1 < units || deadline) {
 			struct timespec ts = {0, (long)((10 + 5 * (u % 3)) * 1000000)};
 
@@ -76,7 +93,7 @@ int main(int argc, char **argv)
 			inj[n].end = now();
 			n++;
 		}
-		if (deadline && now() >= deadline) {
+		if (stop || (deadline && now() >= deadline)) {
 			u++;
 			break;
 		}

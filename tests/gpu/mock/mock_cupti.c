@@ -14,7 +14,13 @@
  * Knobs (environment): MOCK_SUBSCRIBE_FAIL (another subscriber holds CUPTI),
  * MOCK_ENABLE_FAIL (kernel activity refused), MOCK_NO_TSCB (no timestamp
  * callback: records on CLOCK_REALTIME), MOCK_FOREIGN (the callback is accepted
- * but ignored), MOCK_TRACE (log enables and flushes).
+ * but ignored), MOCK_TRACE (log enables and flushes), MOCK_EVENTS=FILE (append
+ * one line per subscribe, unsubscribe and finalize, and per other client's try
+ * (mock_other_client), saying where it happened).
+ *
+ * API callbacks: with a domain enabled (cuptiEnableDomain), each fake API call
+ * calls the subscriber at its exit, as CUPTI does.  cuptiFinalize forgets the
+ * subscriber, the callbacks and the enabled kinds, as CUPTI does.
  */
 #include <cupti.h>
 #include <dlfcn.h>
@@ -45,6 +51,22 @@ static uint32_t next_corr = 1, next_marker = 1;
 static uint64_t dev_free, dropped;
 static int subscribed;
 static char holder[64];
+static CUpti_CallbackFunc sub_fn;
+static void *sub_ud;
+static int dom_on[CUPTI_CB_DOMAIN_SIZE];
+static __thread int in_api_cb; /* this thread is in the subscriber's API exit callback */
+
+static void event(const char *fmt, const char *arg)
+{
+	const char *path = getenv("MOCK_EVENTS");
+	FILE *f = path ? fopen(path, "a") : NULL;
+
+	if (!f)
+		return;
+	fprintf(f, fmt, arg);
+	fputc('\n', f);
+	fclose(f);
+}
 
 static uint64_t clock_ns(clockid_t c)
 {
@@ -105,7 +127,8 @@ static void *rec_alloc(CUpti_ActivityKind k, uint64_t end)
 		if (cur.p && nfull < MAX_FULL)
 			full[nfull++] = cur;
 		memset(&cur, 0, sizeof(cur));
-		req_fn(&cur.p, &cur.size, &max);
+		if (req_fn)
+			req_fn(&cur.p, &cur.size, &max);
 		if (!cur.p) {
 			dropped++;
 			return NULL;
@@ -143,13 +166,72 @@ CUptiResult cuptiGetResultString(CUptiResult r, const char **s)
 
 CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *u)
 {
-	(void)cb;
-	(void)u;
-	if (getenv("MOCK_SUBSCRIBE_FAIL") || subscribed)
+	if (getenv("MOCK_SUBSCRIBE_FAIL") || subscribed) {
+		event("subscribe refused", NULL);
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	}
 	subscribed = 1;
+	sub_fn = cb;
+	sub_ud = u;
+	memset(dom_on, 0, sizeof(dom_on));
 	*s = (CUpti_SubscriberHandle)0x1;
+	event("subscribe", NULL);
 	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiEnableDomain(uint32_t on, CUpti_SubscriberHandle s, CUpti_CallbackDomain d)
+{
+	if (!subscribed || s != (CUpti_SubscriberHandle)0x1 || d <= 0 || d >= CUPTI_CB_DOMAIN_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	__atomic_store_n(&dom_on[d], (int)on, __ATOMIC_RELEASE);
+	return CUPTI_SUCCESS;
+}
+
+/* CUPTI's state goes: the subscriber, the callbacks, the kinds, what is unflushed. */
+CUptiResult cuptiFinalize(void)
+{
+	event("finalize %s", in_api_cb ? "at an API exit" : "outside any API call");
+	pthread_mutex_lock(&mu);
+	memset(enabled, 0, sizeof(enabled));
+	memset(&cur, 0, sizeof(cur));
+	nfull = 0;
+	pthread_mutex_unlock(&mu);
+	memset(dom_on, 0, sizeof(dom_on));
+	subscribed = 0;
+	holder[0] = '\0';
+	sub_fn = NULL;
+	req_fn = NULL;
+	comp_fn = NULL;
+	ts_fn = NULL;
+	return CUPTI_SUCCESS;
+}
+
+/* What CUPTI does at the exit of an API call when the subscriber enabled its domain. */
+static void api_exit(CUpti_CallbackDomain d, uint32_t cbid)
+{
+	CUpti_CallbackData cb;
+
+	if (!sub_fn || !__atomic_load_n(&dom_on[d], __ATOMIC_ACQUIRE))
+		return;
+	memset(&cb, 0, sizeof(cb));
+	cb.callbackSite = CUPTI_API_EXIT;
+	cb.functionName = "mockApi";
+	in_api_cb = 1;
+	sub_fn(sub_ud, d, cbid, &cb);
+	in_api_cb = 0;
+}
+
+/* Another CUPTI client (torch.profiler, say) tries to subscribe, and leaves at once. */
+void mock_other_client(void)
+{
+	CUpti_SubscriberHandle s;
+
+	if (cuptiSubscribe(&s, NULL, NULL) == CUPTI_SUCCESS) {
+		event("other client subscribed", NULL);
+		cuptiUnsubscribe(s);
+	} else {
+		event("other client refused", NULL);
+	}
 }
 
 CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *u,
@@ -169,6 +251,9 @@ CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
 {
 	(void)s;
 	subscribed = 0;
+	sub_fn = NULL;
+	holder[0] = '\0';
+	event("unsubscribe %s", in_api_cb ? "at an API exit" : "outside any API call");
 	if (getenv("MOCK_TRACE"))
 		fprintf(stderr, "mock: unsubscribed\n");
 	return CUPTI_SUCCESS;
@@ -248,7 +333,8 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
 	if (getenv("MOCK_TRACE"))
 		fprintf(stderr, "mock: flush %u: %d buffers\n", flag, n);
 	for (int i = 0; i < n; i++)
-		comp_fn(NULL, 0, out[i].p, out[i].size, out[i].used);
+		if (comp_fn)
+			comp_fn(NULL, 0, out[i].p, out[i].size, out[i].used);
 	return CUPTI_SUCCESS;
 }
 
@@ -374,6 +460,8 @@ void mock_launch(const char *name, uint64_t dur_ns, int memcpy_too)
 	pthread_mutex_unlock(&mu);
 	while (mono_ns() < e)
 		;
+	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, 312);
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, 211);
 }
 
 void mock_sync(void)
@@ -404,6 +492,7 @@ void mock_sync(void)
 		y->streamId = 13;
 	}
 	pthread_mutex_unlock(&mu);
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, 131);
 }
 
 void mock_marker(const char *name, int start)
