@@ -775,6 +775,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	kernel = (*(__u64 *)&ctx->regs.cs & 3) == 0;
 	rec->flags = kernel ? GT_SAMPLE_KERNEL : 0;
 	rec->ip = ctx->regs.ip;
+	rec->pcount = BPF_CORE_READ(bpf_get_current_task_btf(), sched_info.pcount);
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	rec->syscall_nr = kernel ? regs_syscall(regs, NULL) : -1;
 	rec->ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks);

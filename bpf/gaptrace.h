@@ -90,7 +90,17 @@ struct gt_sample {
 	__s32 kstack_id;
 	__u32 flags;
 	__u64 ip;
+	/*
+	 * The thread's sched_info.pcount (switch-ins so far; 0: kernel without
+	 * CONFIG_SCHED_INFO).  Two samples whose pcounts differ by exactly the
+	 * switch-ins traced between them prove no switch went untraced: the
+	 * thread ran between, however few samples the hypervisor let through.
+	 * Absent in captures before it (records of offsetof(pcount) bytes).
+	 */
+	__u64 pcount;
 };
+/* A sample record from a capture written before gt_sample.pcount. */
+#define GT_SAMPLE_V1_SIZE 48
 
 /* gt_call.flags */
 #define GT_CALL_OPEN 0x1 /* no return seen: exit_ns = end of tracing */

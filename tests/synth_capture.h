@@ -158,6 +158,21 @@ static inline void synth_sample_f(struct synth *s, uint32_t tid, uint64_t ts, in
 	assert_int_equal(capture_writer__event(s->w, &x, sizeof(x)), 0);
 }
 
+/* A user-mode sample that also carries the thread's sched_info.pcount. */
+static inline void synth_sample_pc(struct synth *s, uint32_t tid, uint64_t ts, uint64_t pcount)
+{
+	struct gt_sample x = {};
+
+	synth_hdr(&x.hdr, GT_REC_SAMPLE, sizeof(x), ts);
+	x.pid = PID;
+	x.tid = tid;
+	x.syscall_nr = -1;
+	x.ustack_id = -1;
+	x.kstack_id = -1;
+	x.pcount = pcount;
+	assert_int_equal(capture_writer__event(s->w, &x, sizeof(x)), 0);
+}
+
 static inline void synth_sample(struct synth *s, uint32_t tid, uint64_t ts, int32_t ustack)
 {
 	synth_sample_f(s, tid, ts, -1, 0, ustack);

@@ -356,6 +356,53 @@ static void test_gap_running_without_samples_is_unknown(void **state)
 	an_result__free(r);
 }
 
+/*
+ * Hypervisor steal delays the sampler's timer: a thread on CPU all along shows
+ * milliseconds without samples.  The same pcount at both ends proves no switch
+ * happened, so that is cpu; a pcount that moved means an untraced switch.
+ */
+static void test_gap_sparse_samples_same_pcount_is_cpu(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	synth_sample_pc(&s, 10, T0 + 11 * MS, 7);
+	synth_sample_pc(&s, 10, T0 + 19 * MS, 7);
+	synth_sample_pc(&s, 10, T0 + 29 * MS, 7);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 20 * MS);
+	an_result__free(r);
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	synth_sample_pc(&s, 10, T0 + 11 * MS, 7);
+	synth_sample_pc(&s, 10, T0 + 19 * MS, 8);
+	synth_sample_pc(&s, 10, T0 + 29 * MS, 8);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_UNKNOWN, 20 * MS);
+	an_result__free(r);
+
+	/* Only one sample inside, 9 ms from the gap's end: bridged by the one after. */
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	synth_sample_pc(&s, 10, T0 + 11 * MS, 7);
+	synth_sample_pc(&s, 10, T0 + 39 * MS, 7);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 20 * MS);
+	an_result__free(r);
+
+	/* ... not when the sample after has seen a switch-in. */
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	synth_sample_pc(&s, 10, T0 + 11 * MS, 7);
+	synth_sample_pc(&s, 10, T0 + 39 * MS, 9);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_UNKNOWN, 20 * MS);
+	an_result__free(r);
+}
+
 static void test_gap_without_launch_is_unknown(void **state)
 {
 	struct synth s;
@@ -917,6 +964,7 @@ int main(void)
 	    cmocka_unit_test(test_gap_samples_split_oncpu),
 	    cmocka_unit_test(test_gap_lost_data_is_unknown),
 	    cmocka_unit_test(test_gap_running_without_samples_is_unknown),
+	    cmocka_unit_test(test_gap_sparse_samples_same_pcount_is_cpu),
 	    cmocka_unit_test(test_gap_without_launch_is_unknown),
 	    cmocka_unit_test(test_gap_launched_before_gap_is_cuda),
 	    cmocka_unit_test(test_gap_untraced_thread_is_unknown),

@@ -227,6 +227,32 @@ static struct src sample_src(const struct m_thread *t, const struct m_sample *s,
 	return sc;
 }
 
+/*
+ * Whether thread t certainly ran all of [u, v]: two of its samples with the
+ * same sched_info.pcount (switch-ins so far) saw no switch-in between them,
+ * so it stayed on its CPU from one to the other.  The samples bracketing
+ * [u, v] are used, the nearest outside it where they agree, else the first and
+ * last inside it, which must then lie within 4 periods of u and v.  False
+ * when pcount was not recorded (older captures) or changed.
+ */
+static bool ran_throughout(const struct m_thread *t, uint64_t u, uint64_t v, uint64_t period)
+{
+	size_t i = LOWER_BOUND(t->samples, t->nsamples, ts, u);
+	size_t j = LOWER_BOUND(t->samples, t->nsamples, ts, v + 1);
+	const struct m_sample *a, *c;
+
+	if (i > 0 && (i == j || t->samples[i - 1].pcount == t->samples[i].pcount))
+		i--;
+	if (j < t->nsamples && (j == i || t->samples[j].pcount == t->samples[j - 1].pcount))
+		j++;
+	if (i >= j)
+		return false;
+	a = &t->samples[i];
+	c = &t->samples[j - 1];
+	return a->pcount && a->pcount == c->pcount && a->ts < u + 4 * period &&
+	       c->ts + 4 * period > v;
+}
+
 /* On-CPU time not inside a call: split among the samples of the span. */
 static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t v, void *arg,
 			  uint64_t *acc)
@@ -239,13 +265,16 @@ static void oncpu_samples(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 	 * A running thread is sampled every period of its CPU time.  A long
 	 * "running" span with far fewer samples than that means records of
 	 * this thread are missing (it was not running): say unknown, not cpu.
+	 * Unless the switch counts prove it ran: a hypervisor that takes the
+	 * vCPU away (steal time) delays the sampler's timer by milliseconds
+	 * while the thread stays on its CPU as far as the guest can tell.
 	 */
 	if (x->m->nsamples_total && u >= x->m->sampling_from && v - u >= 4 * period) {
 		size_t j = LOWER_BOUND(t->samples, t->nsamples, ts, u), n = 0;
 
 		for (; j < t->nsamples && t->samples[j].ts <= v + period; j++)
 			n++;
-		if (n * 2 < (v - u) / period) {
+		if (n * 2 < (v - u) / period && !ran_throughout(t, u, v, period)) {
 			take(x, acc, GT_CAT_UNKNOWN, u, v, SRC(t->tid, GT_PIECE_LOST, sp->depth));
 			return;
 		}

@@ -134,12 +134,14 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 	case GT_REC_SAMPLE: {
 		const struct gt_sample *s = rec;
 
-		if (size < sizeof(*s) || (d->tid >= 0 && s->tid != d->tid))
+		if (size < GT_SAMPLE_V1_SIZE || (d->tid >= 0 && s->tid != d->tid))
 			break;
 		printf("%12.3f sample  tid %u sys %d %s ip %#llx ustack %d kstack %d",
 		       rel(d, h->ts_ns), s->tid, s->syscall_nr,
 		       (s->flags & GT_SAMPLE_KERNEL) ? "kernel" : "user", (unsigned long long)s->ip,
 		       s->ustack_id, s->kstack_id);
+		if (size >= sizeof(*s))
+			printf(" pcount %llu", (unsigned long long)s->pcount);
 		print_frames(d, "ustack", s->ustack_id);
 		print_frames(d, "kstack", s->kstack_id);
 		putchar('\n');

@@ -398,7 +398,7 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 	case GT_REC_SAMPLE: {
 		const struct gt_sample *s = rec;
 
-		if (size < sizeof(*s))
+		if (size < GT_SAMPLE_V1_SIZE)
 			break;
 		model__thread(m, s->tid, true)->known = true;
 		model__thread(m, s->tid, true)->pid = s->pid;
@@ -834,7 +834,7 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 	case GT_REC_SAMPLE: {
 		const struct gt_sample *s = rec;
 
-		if (size < sizeof(*s))
+		if (size < GT_SAMPLE_V1_SIZE)
 			break;
 		/*
 		 * A sample covers the thread CPU time before it, which may lie well
@@ -847,8 +847,9 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 			break;
 		t = model__thread(m, s->tid, true);
 		gt_grow((void **)&t->samples, &t->samples_cap, t->nsamples, sizeof(*t->samples));
-		t->samples[t->nsamples++] = (struct m_sample){s->hdr.ts_ns, s->syscall_nr,
-							      s->ustack_id, s->kstack_id, s->flags};
+		t->samples[t->nsamples++] = (struct m_sample){
+		    s->hdr.ts_ns, s->syscall_nr, s->ustack_id, s->kstack_id, s->flags,
+		    size >= sizeof(*s) ? s->pcount : 0};
 		break;
 	}
 	case GT_REC_CALL: {

@@ -65,6 +65,7 @@ struct m_sample {
 	uint64_t ts;
 	int32_t syscall, ustack, kstack;
 	uint32_t flags;
+	uint64_t pcount; /* gt_sample.pcount; 0: not recorded */
 };
 
 struct m_call {

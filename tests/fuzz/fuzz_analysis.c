@@ -590,6 +590,7 @@ static const struct fz_field fields[] = {
     F(GT_REC_SAMPLE, gt_sample, kstack_id, R_STACK),
     F(GT_REC_SAMPLE, gt_sample, flags, R_FLAGS),
     F(GT_REC_SAMPLE, gt_sample, ip, R_VAL),
+    F(GT_REC_SAMPLE, gt_sample, pcount, R_VAL),
     F(GT_REC_CALL, gt_call, pid, R_ID),
     F(GT_REC_CALL, gt_call, tid, R_ID),
     F(GT_REC_CALL, gt_call, enter_ns, R_TS),

@@ -96,7 +96,7 @@ def main():
         cats[inj["category"]] = cats.get(inj["category"], 0) + inj["amount_ns"]
         if inj.get("tid", truth["worker_tid"]) != truth["worker_tid"]:
             peers.setdefault(g["index"], set()).add(inj["tid"])
-        if scen == "mixed" and inj["category"] not in ("io", "scheduler"):
+        if scen == "mixed" and inj["category"] != "scheduler":
             # Run-queue time inside another component's window is scheduler
             # time too: the workload subtracted it from that component.
             cats["scheduler"] = cats.get("scheduler", 0) + inj.get("run_delay_ns", 0)
