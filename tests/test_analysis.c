@@ -361,46 +361,31 @@ static void test_gap_running_without_samples_is_unknown(void **state)
  * milliseconds without samples.  The same pcount at both ends proves no switch
  * happened, so that is cpu; a pcount that moved means an untraced switch.
  */
-static void test_gap_sparse_samples_same_pcount_is_cpu(void **state)
+/* The base gap with samples of the worker at ts[i] ms (from T0) carrying pcount pc[i]. */
+static void sparse_pcount_case(const unsigned *ts, const uint64_t *pc, size_t n, int cat)
 {
 	struct synth s;
 	struct an_result *r;
 
 	synth_open(&s);
 	base_gap(&s, T0 + 30 * MS);
-	synth_sample_pc(&s, 10, T0 + 11 * MS, 7);
-	synth_sample_pc(&s, 10, T0 + 19 * MS, 7);
-	synth_sample_pc(&s, 10, T0 + 29 * MS, 7);
+	for (size_t i = 0; i < n; i++)
+		synth_sample_pc(&s, 10, T0 + ts[i] * MS, pc[i]);
 	r = synth_run(&s, NULL);
-	assert_cat(&r->gaps[0], GT_CAT_CPU, 20 * MS);
+	assert_cat(&r->gaps[0], cat, 20 * MS);
 	an_result__free(r);
+}
 
-	synth_open(&s);
-	base_gap(&s, T0 + 30 * MS);
-	synth_sample_pc(&s, 10, T0 + 11 * MS, 7);
-	synth_sample_pc(&s, 10, T0 + 19 * MS, 8);
-	synth_sample_pc(&s, 10, T0 + 29 * MS, 8);
-	r = synth_run(&s, NULL);
-	assert_cat(&r->gaps[0], GT_CAT_UNKNOWN, 20 * MS);
-	an_result__free(r);
+static void test_gap_sparse_samples_same_pcount_is_cpu(void **state)
+{
+	static const unsigned ts3[] = {11, 19, 29}, ts2[] = {11, 39};
 
+	sparse_pcount_case(ts3, (const uint64_t[]){7, 7, 7}, 3, GT_CAT_CPU);
+	sparse_pcount_case(ts3, (const uint64_t[]){7, 8, 8}, 3, GT_CAT_UNKNOWN);
 	/* Only one sample inside, 9 ms from the gap's end: bridged by the one after. */
-	synth_open(&s);
-	base_gap(&s, T0 + 30 * MS);
-	synth_sample_pc(&s, 10, T0 + 11 * MS, 7);
-	synth_sample_pc(&s, 10, T0 + 39 * MS, 7);
-	r = synth_run(&s, NULL);
-	assert_cat(&r->gaps[0], GT_CAT_CPU, 20 * MS);
-	an_result__free(r);
-
+	sparse_pcount_case(ts2, (const uint64_t[]){7, 7}, 2, GT_CAT_CPU);
 	/* ... not when the sample after has seen a switch-in. */
-	synth_open(&s);
-	base_gap(&s, T0 + 30 * MS);
-	synth_sample_pc(&s, 10, T0 + 11 * MS, 7);
-	synth_sample_pc(&s, 10, T0 + 39 * MS, 9);
-	r = synth_run(&s, NULL);
-	assert_cat(&r->gaps[0], GT_CAT_UNKNOWN, 20 * MS);
-	an_result__free(r);
+	sparse_pcount_case(ts2, (const uint64_t[]){7, 9}, 2, GT_CAT_UNKNOWN);
 }
 
 static void test_gap_without_launch_is_unknown(void **state)

@@ -24,7 +24,8 @@ static void assert_no_controls(const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p < 0x20 || *p == 0x7f || (*p >= 0x80 && *p <= 0x9f && p[-1] == 0xc2))
-			fail_msg("control byte 0x%02x at %zu in '%s'", *p, (size_t)(p - (const unsigned char *)s), s);
+			fail_msg("control byte 0x%02x at %zu in '%s'", *p,
+				 (size_t)(p - (const unsigned char *)s), s);
 	}
 }
 
@@ -58,7 +59,9 @@ static void test_sanitize_utf8(void **state)
 	gt_sanitize(out, sizeof(out), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
 	assert_string_equal(out, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
 	/* U+009B (CSI) as UTF-8, ESC[6n, BEL, CR/LF. */
-	gt_sanitize(out, sizeof(out), "a\xc2\x9b" "6n\x1b[6n\x07\r\n");
+	gt_sanitize(out, sizeof(out),
+		    "a\xc2\x9b"
+		    "6n\x1b[6n\x07\r\n");
 	assert_string_equal(out, "a\\xc2\\x9b6n\\x1b[6n\\x07\\x0d\\x0a");
 	/* Overlong, surrogate, beyond U+10FFFF, truncated. */
 	gt_sanitize(out, sizeof(out), "\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82");
@@ -96,7 +99,8 @@ static void json_of(const char *s, char **buf)
 		size_t n = gt_utf8_len(p);
 
 		if (!n || (unsigned char)*p < 0x20)
-			fail_msg("JSON output not valid UTF-8 at %zu: '%s'", (size_t)(p - *buf), *buf);
+			fail_msg("JSON output not valid UTF-8 at %zu: '%s'", (size_t)(p - *buf),
+				 *buf);
 		p += n;
 	}
 }

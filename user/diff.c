@@ -53,7 +53,8 @@ static void obs_add(struct df_side *s, size_t *cap, const double *v)
 
 static size_t trans_slot(const struct df_side *s, int64_t ub, int64_t ua)
 {
-	uint64_t h = ((uint64_t)ub * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)ua * 0xC2B2AE3D27D4EB4FULL);
+	uint64_t h =
+	    ((uint64_t)ub * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)ua * 0xC2B2AE3D27D4EB4FULL);
 
 	return (size_t)(h ^ (h >> 31)) & (s->tidx_cap - 1);
 }

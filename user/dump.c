@@ -237,7 +237,8 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 't':
 			if (gt_parse_uint(optarg, 0, UINT32_MAX, &tid)) {
-				gt_err("bad -t '%s': give a thread id (0 to %u)", optarg, UINT32_MAX);
+				gt_err("bad -t '%s': give a thread id (0 to %u)", optarg,
+				       UINT32_MAX);
 				return GT_EXIT_USAGE;
 			}
 			d.tid = (int64_t)tid;

@@ -848,8 +848,13 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		t = model__thread(m, s->tid, true);
 		gt_grow((void **)&t->samples, &t->samples_cap, t->nsamples, sizeof(*t->samples));
 		t->samples[t->nsamples++] = (struct m_sample){
-		    s->hdr.ts_ns, s->syscall_nr, s->ustack_id, s->kstack_id, s->flags,
-		    size >= sizeof(*s) ? s->pcount : 0};
+		    .ts = s->hdr.ts_ns,
+		    .syscall = s->syscall_nr,
+		    .ustack = s->ustack_id,
+		    .kstack = s->kstack_id,
+		    .flags = s->flags,
+		    .pcount = size >= sizeof(*s) ? s->pcount : 0,
+		};
 		break;
 	}
 	case GT_REC_CALL: {
@@ -881,12 +886,14 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		    gr->end_ns < gr->start_ns)
 			break;
 		cat = GT_CAT_CUDA;
-		keep_call(m, gr->tid, &(struct m_call){gr->start_ns, gr->end_ns, 0, cat, UINT32_MAX});
+		keep_call(m, gr->tid,
+			  &(struct m_call){gr->start_ns, gr->end_ns, 0, cat, UINT32_MAX});
 		if (!in_windows(m, gr->start_ns, gr->end_ns))
 			break;
 		t = model__thread(m, gr->tid, true);
 		gt_grow((void **)&t->calls, &t->calls_cap, t->ncalls, sizeof(*t->calls));
-		t->calls[t->ncalls++] = (struct m_call){gr->start_ns, gr->end_ns, 0, cat, UINT32_MAX};
+		t->calls[t->ncalls++] =
+		    (struct m_call){gr->start_ns, gr->end_ns, 0, cat, UINT32_MAX};
 		break;
 	}
 	default:

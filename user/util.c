@@ -451,7 +451,7 @@ uint64_t gt_hash64(const void *data, size_t len, uint64_t seed)
 }
 
 static void out_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void out_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;

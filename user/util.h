@@ -106,9 +106,9 @@ int gt_out__create_keep_old(const char *path, char *err, size_t errlen);
  */
 struct gt_out {
 	FILE *f;
-	int dfd;	 /* path's directory (O_PATH), -1 when writing directly */
-	char *base;	 /* last component of path */
-	char *tmp;	 /* temporary name in dfd */
+	int dfd;    /* path's directory (O_PATH), -1 when writing directly */
+	char *base; /* last component of path */
+	char *tmp;  /* temporary name in dfd */
 	const char *path;
 };
 /* Returns 0 and sets o->f, or -1 after printing a one-line error. */
