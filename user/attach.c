@@ -413,7 +413,8 @@ int attacher__scan(struct attacher *a, pid_t pid)
 	return err < 0 ? err : sc.attached;
 }
 
-static int open_sampler(pid_t tid, uint64_t period_ns)
+/* tid >= 0: that thread on any CPU (inherited); tid -1: everything on cpu. */
+static int open_sampler(pid_t tid, int cpu, uint64_t period_ns)
 {
 	struct perf_event_attr attr = {
 	    .type = PERF_TYPE_SOFTWARE,
@@ -421,10 +422,55 @@ static int open_sampler(pid_t tid, uint64_t period_ns)
 	    .config = PERF_COUNT_SW_CPU_CLOCK,
 	    .sample_period = period_ns,
 	    /* Threads and children created later inherit the event (and its program). */
-	    .inherit = 1,
+	    .inherit = tid >= 0,
 	};
 
-	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int add_sampler(struct attacher *a, int fd)
+{
+	struct bpf_link *l = bpf_program__attach_perf_event(a->skel->progs.on_sample, fd);
+
+	if (!l) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	add_link(a, l);
+	gt_grow((void **)&a->perf_fds, &a->perf_cap, a->nperf, sizeof(*a->perf_fds));
+	a->perf_fds[a->nperf++] = fd;
+	return 0;
+}
+
+int attacher__sample_cpus(struct attacher *a, uint64_t period_ns)
+{
+	int n = libbpf_num_possible_cpus(), covered = 0, err = 0;
+
+	if (!period_ns)
+		return 0;
+	if (n < 0)
+		return n;
+	for (int cpu = 0; cpu < n; cpu++) {
+		int fd = open_sampler(-1, cpu, period_ns);
+
+		if (fd < 0) {
+			err = -errno;
+			if (errno != ENODEV) /* ENODEV: an offline CPU */
+				gt_warn("cannot open a cpu-clock event on CPU %d: %s; CPU time "
+					"there will not be split (try --sampler thread)",
+					cpu, strerror(errno));
+			continue;
+		}
+		err = add_sampler(a, fd);
+		if (err) {
+			gt_warn("cannot attach the sampler to CPU %d: %s", cpu, strerror(-err));
+			continue;
+		}
+		covered++;
+	}
+	return covered ? covered : err;
 }
 
 int attacher__sample_threads(struct attacher *a, pid_t pid, uint64_t period_ns)
@@ -442,12 +488,11 @@ int attacher__sample_threads(struct attacher *a, pid_t pid, uint64_t period_ns)
 		return -errno;
 	while ((de = readdir(d))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
-		struct bpf_link *l;
-		int fd;
+		int fd, err;
 
 		if (tid <= 0)
 			continue;
-		fd = open_sampler(tid, period_ns);
+		fd = open_sampler(tid, -1, period_ns);
 		if (fd < 0) {
 			if (errno != ESRCH)
 				gt_warn("cannot open a cpu-clock event on thread %d: %s; its CPU "
@@ -455,15 +500,11 @@ int attacher__sample_threads(struct attacher *a, pid_t pid, uint64_t period_ns)
 					tid, strerror(errno));
 			continue;
 		}
-		l = bpf_program__attach_perf_event(a->skel->progs.on_sample, fd);
-		if (!l) {
-			gt_warn("cannot attach the sampler to thread %d: %s", tid, strerror(errno));
-			close(fd);
+		err = add_sampler(a, fd);
+		if (err) {
+			gt_warn("cannot attach the sampler to thread %d: %s", tid, strerror(-err));
 			continue;
 		}
-		add_link(a, l);
-		gt_grow((void **)&a->perf_fds, &a->perf_cap, a->nperf, sizeof(*a->perf_fds));
-		a->perf_fds[a->nperf++] = fd;
 		covered++;
 	}
 	closedir(d);

@@ -70,6 +70,14 @@ int attacher__attach_probes_from(struct attacher *a, pid_t pid, size_t first);
  * Returns the number of threads covered, or -errno.
  */
 int attacher__sample_threads(struct attacher *a, pid_t pid, uint64_t period_ns);
+/*
+ * Opens one cpu-clock sampling event per online CPU, for every task there;
+ * on_sample keeps the target's.  Nothing is added to the target's context
+ * switches (a per-thread event is scheduled in and out with its thread), at
+ * the price of period_ns ticks on every CPU, busy or idle, while recording.
+ * Returns the number of CPUs covered, or -errno when none.
+ */
+int attacher__sample_cpus(struct attacher *a, uint64_t period_ns);
 /* Counters for the summary. */
 unsigned attacher__usdt_links(const struct attacher *a);
 unsigned attacher__uprobe_links(const struct attacher *a);

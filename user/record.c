@@ -51,6 +51,7 @@ struct record_opts {
 	const char *output;
 	uint64_t duration_ns;
 	uint64_t sample_period_ns;
+	bool cpu_samplers; /* --sampler cpu (default): one event per CPU, not per thread */
 	uint64_t ringbuf_bytes;
 	uint64_t min_gap_ns;
 	bool stacks;
@@ -577,6 +578,7 @@ static void header_kv(struct recorder *r, struct capture_buf *kv, int argc, char
 	capture_buf__kv(kv, "clock", "CLOCK_MONOTONIC");
 	capture_buf__kv(kv, "sched_attach", "%s", r->attach_kind);
 	capture_buf__kv(kv, "sample_period_ns", "%llu", (unsigned long long)r->o->sample_period_ns);
+	capture_buf__kv(kv, "sampler", "%s", r->o->cpu_samplers ? "cpu" : "thread");
 	capture_buf__kv(kv, "ringbuf_bytes", "%llu", (unsigned long long)r->o->ringbuf_bytes);
 	capture_buf__kv(kv, "stacks", "%s", r->o->dwarf ? "dwarf" : r->o->stacks ? "fp" : "none");
 	if (r->o->dwarf) {
@@ -1239,9 +1241,15 @@ static void usage(FILE *f)
 		"  -o, --output FILE       capture file (default gaptrace.gtcap; an existing\n"
 		"                          file is kept as FILE.old)\n"
 		"  -d, --duration DUR      stop after DUR (e.g. 30s, 2m)\n"
-		"  -F, --sample-period DUR CPU sample period per thread, of its own CPU time\n"
+		"  -F, --sample-period DUR CPU sample period while a traced thread runs\n"
 		"                          (default 250us: 4 kHz splits millisecond gaps;\n"
 		"                          0 = off)\n"
+		"      --sampler cpu|thread\n"
+		"                          cpu (default): one cpu-clock event per CPU, kept\n"
+		"                          for the target in BPF: nothing added to its context\n"
+		"                          switches, but every CPU ticks at -F while recording;\n"
+		"                          thread: one event per target thread (inherited),\n"
+		"                          no ticks elsewhere, ~8 us more per context switch\n"
 		"      --probe [LIB:]FUNC[=CATEGORY]\n"
 		"                          also time FUNC with a uprobe pair (category default\n"
 		"                          cpu); repeatable.  Keep it off hot paths: each call\n"
@@ -1304,6 +1312,7 @@ enum {
 	OPT_CUPTI_LIB,
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
+	OPT_SAMPLER,
 };
 
 static int parse_opts(int argc, char **argv, struct record_opts *o)
@@ -1313,6 +1322,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	    {"output", required_argument, NULL, 'o'},
 	    {"duration", required_argument, NULL, 'd'},
 	    {"sample-period", required_argument, NULL, 'F'},
+	    {"sampler", required_argument, NULL, OPT_SAMPLER},
 	    {"probe", required_argument, NULL, OPT_PROBE},
 	    {"unit", required_argument, NULL, OPT_UNIT},
 	    {"no-default-probes", no_argument, NULL, OPT_NO_DEFAULT},
@@ -1340,6 +1350,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	/* 4 kHz of each thread's own CPU time: fine enough to split millisecond
 	 * gaps; measured cost on the workload 0.3-1.2% (tools/bench). */
 	o->sample_period_ns = 250 * NSEC_PER_USEC;
+	o->cpu_samplers = true;
 	o->ringbuf_bytes = 16 << 20;
 	o->min_gap_ns = NSEC_PER_MSEC;
 	o->stacks = true;
@@ -1379,6 +1390,13 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 				       optarg);
 				return -1;
 			}
+			break;
+		case OPT_SAMPLER:
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "thread")) {
+				gt_err("bad --sampler '%s': use cpu or thread", optarg);
+				return -1;
+			}
+			o->cpu_samplers = !strcmp(optarg, "cpu");
 			break;
 		case OPT_PROBE:
 			if (probe_table__parse(&o->probes, optarg, err, sizeof(err))) {
@@ -1662,7 +1680,16 @@ int cmd_record(int argc, char **argv)
 	} else
 		attacher__scan(r.att, r.pid);
 	r.sampling_from_ns = gt_now_mono_ns();
-	if (attacher__sample_threads(r.att, r.pid, o.sample_period_ns) < 0 && o.pid) {
+	if (o.cpu_samplers) {
+		int n = attacher__sample_cpus(r.att, o.sample_period_ns);
+
+		if (n < 0) {
+			gt_err("cannot open a cpu-clock event on any CPU: %s; try --sampler thread "
+			       "or -F 0",
+			       strerror(-n));
+			goto cleanup;
+		}
+	} else if (attacher__sample_threads(r.att, r.pid, o.sample_period_ns) < 0 && o.pid) {
 		gt_err("pid %d exited while gaptrace was attaching", r.pid);
 		goto cleanup;
 	}
