@@ -71,6 +71,31 @@ struct {
 	__type(value, struct call_start);
 } calls SEC(".maps");
 
+/*
+ * The stacks a thread blocked with last time, and where: a thread that blocks
+ * again at the same user frame (same ip, sp, bp and the two words bp points
+ * at: the caller's frame and return address) in the same syscall on the same
+ * first argument gets the same ids without a walk.  Dispatch loops and
+ * ping-pong threads block at a handful of sites; every 64th reuse walks
+ * anyway, so a deeper difference the key misses does not last.
+ */
+#define STACK_REUSE_MAX 64
+
+struct stack_memo {
+	__u64 ip, sp, bp, frame[2], arg0;
+	__s32 nr;
+	__s32 ustack_id, kstack_id;
+	__u32 reuses;
+	__u8 kwant;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct stack_memo);
+} stack_memos SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, 16384);
@@ -441,6 +466,54 @@ static __always_inline bool kstack_tells(bool preempted, __s32 nr)
 	}
 }
 
+/* The switch-out's stack ids: from the memo when the thread blocks where it did. */
+static __always_inline void switch_stacks(void *ctx, struct pt_regs *regs, struct offcpu_start *si)
+{
+	bool kwant = cfg_kstacks && kstack_tells(si->flags & GT_OFF_PREEMPTED, si->syscall_nr);
+	struct stack_memo *mm = NULL;
+	__u64 ip = 0, sp = 0, bp = 0, frame[2] = {};
+
+	if (!cfg_ustacks && !kwant) {
+		si->ustack_id = -1;
+		si->kstack_id = -1;
+		return;
+	}
+	if (cfg_ustacks) {
+		mm = bpf_task_storage_get(&stack_memos, bpf_get_current_task_btf(), NULL,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		ip = BPF_CORE_READ(regs, ip);
+		sp = BPF_CORE_READ(regs, sp);
+		bp = BPF_CORE_READ(regs, bp);
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)bp))
+			frame[0] = frame[1] = 0;
+	}
+	if (mm && mm->reuses < STACK_REUSE_MAX && mm->ustack_id >= 0 && mm->ip == ip &&
+	    mm->sp == sp && mm->bp == bp && mm->frame[0] == frame[0] && mm->frame[1] == frame[1] &&
+	    mm->nr == si->syscall_nr && mm->arg0 == si->args[0] && mm->kwant == kwant) {
+		mm->reuses++;
+		si->ustack_id = mm->ustack_id;
+		si->kstack_id = mm->kstack_id;
+		stat_inc(GT_STAT_STACK_REUSED);
+		return;
+	}
+	si->ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks);
+	si->kstack_id = get_stack(ctx, 0, kwant);
+	if (!mm)
+		return;
+	mm->ip = ip;
+	mm->sp = sp;
+	mm->bp = bp;
+	mm->frame[0] = frame[0];
+	mm->frame[1] = frame[1];
+	mm->arg0 = si->args[0];
+	mm->nr = si->syscall_nr;
+	mm->kwant = kwant;
+	mm->ustack_id = si->ustack_id;
+	/* A failed kernel walk is not worth repeating 63 times either way. */
+	mm->kstack_id = si->kstack_id;
+	mm->reuses = 0;
+}
+
 static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 now)
 {
 	struct offcpu_start si = {}, *old;
@@ -467,9 +540,7 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
 	/* prev is still current here, so its pt_regs and stacks are its own. */
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	si.syscall_nr = regs_syscall(regs, si.args);
-	si.ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks);
-	si.kstack_id = get_stack(
-	    ctx, 0, cfg_kstacks && kstack_tells(si.flags & GT_OFF_PREEMPTED, si.syscall_nr));
+	switch_stacks(ctx, regs, &si);
 	if (bpf_map_update_elem(&offcpu, &tid, &si, BPF_ANY))
 		stat_inc(GT_STAT_MAP_FULL);
 	if (cfg_dwarf_bytes)

@@ -180,9 +180,9 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 			printf(
 			    "%12.3f gpu_op  kind %u sub %u dev %u stream %u op %llu start %.3f end "
 			    "%.3f tid %u\n",
-			    rel(d, h->ts_ns), g->rec.kind, g->rec.subkind, g->rec.device, g->rec.stream,
-			    (unsigned long long)g->rec.op_id, rel(d, g->rec.start_ns),
-			    rel(d, g->rec.end_ns), g->rec.tid);
+			    rel(d, h->ts_ns), g->rec.kind, g->rec.subkind, g->rec.device,
+			    g->rec.stream, (unsigned long long)g->rec.op_id,
+			    rel(d, g->rec.start_ns), rel(d, g->rec.end_ns), g->rec.tid);
 		break;
 	}
 	case GT_REC_TASK: {

@@ -990,6 +990,8 @@ static void write_counters(struct recorder *r, uint32_t type)
 			(unsigned long long)r->stats[GT_STAT_SWITCHES]);
 	capture_buf__kv(&kv, "bpf.switchin_missed", "%llu",
 			(unsigned long long)r->stats[GT_STAT_SWITCHIN_MISSED]);
+	capture_buf__kv(&kv, "bpf.stacks_reused", "%llu",
+			(unsigned long long)r->stats[GT_STAT_STACK_REUSED]);
 	if (r->unw) {
 		struct unwind_stats us;
 
