@@ -49,7 +49,9 @@ struct gaptrace_gpu_rec {
 	uint64_t start_ns;
 	uint64_t end_ns;
 	uint64_t op_id; /* ties an op to its launch (CUPTI correlation id) */
-	uint64_t bytes; /* memcpy/memset size, or a count for DROPPED */
+	uint64_t bytes; /* memcpy/memset size, a count for DROPPED; API: the
+			 * correlation id of a driver call folded into this
+			 * runtime call when it differs (0: none) */
 	uint32_t device;
 	uint32_t stream;
 	uint32_t context;

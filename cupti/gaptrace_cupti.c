@@ -119,7 +119,8 @@ static int g_release;  /* detached: cuptiFinalize at the next API exit; __atomic
 static bool g_refused; /* CUPTI refused this tracer: wait for the next one; under g_ctl */
 static bool g_exiting; /* the process is exiting: no more CUPTI calls; __atomic */
 static uint32_t g_enabled_mask;
-static uint32_t g_epoch;   /* bumped at each attach; names are re-sent once per epoch */
+static uint32_t g_api_calls_mask; /* API kinds enabled call by call (enable_api_calls) */
+static uint32_t g_epoch;	  /* bumped at each attach; names are re-sent once per epoch */
 static int g_fail_pending; /* a CUPTI callback hit a failure; the control thread steps aside */
 static int g_reported;	   /* the one failure line was printed */
 static int g_drop_reported;
@@ -690,19 +691,69 @@ static void on_sync(struct batch *b, const CUpti_ActivitySynchronization2 *s)
 	r->stream = s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->streamId;
 }
 
+/*
+ * A runtime call makes driver calls (cudaLaunchKernel -> cuLaunchKernel), and
+ * CUPTI writes a record for each: one op, two host records.  The driver one
+ * is folded into its runtime call (same thread, inside its time), its
+ * correlation id kept in the runtime record's bytes field in case the device
+ * record names that one.  The pair sits within the last few records.
+ */
+#define API_FOLD_BACK 8
+
+static bool api_fold(struct batch *b, const CUpti_ActivityAPI *a, bool driver, uint64_t start,
+		     uint64_t end)
+{
+	unsigned int lo = b->n > API_FOLD_BACK ? b->n - API_FOLD_BACK : 0;
+
+	for (unsigned int i = b->n; i-- > lo;) {
+		struct gaptrace_gpu_rec *o = &b->r[i];
+		bool o_driver = o->subkind & API_DRIVER_BIT;
+
+		if (o->kind != GAPTRACE_GPU_API || o->tid != a->threadId || o_driver == driver)
+			continue;
+		if (driver && o->start_ns <= start && end <= o->end_ns) {
+			/* This driver call ran inside the runtime call o. */
+			if (a->correlationId != o->op_id && !o->bytes)
+				o->bytes = a->correlationId;
+			return true;
+		}
+		if (!driver && start <= o->start_ns && o->end_ns <= end) {
+			/* o was a driver call inside this one: this record takes its place. */
+			uint64_t inner = o->op_id;
+
+			memset(o, 0, sizeof(*o));
+			o->kind = GAPTRACE_GPU_API;
+			o->subkind = (uint16_t)(a->cbid & 0x7fff);
+			o->start_ns = start;
+			o->end_ns = end;
+			o->op_id = a->correlationId;
+			o->bytes = inner != a->correlationId ? inner : 0;
+			o->tid = a->threadId;
+			o->name_id = api_name(b, false, a->cbid);
+			return true;
+		}
+	}
+	return false;
+}
+
 static void on_api(struct batch *b, const CUpti_ActivityAPI *a, bool driver)
 {
 	struct gaptrace_gpu_rec *r;
+	uint64_t start, end;
 
 	if (api_skipped(driver, a->cbid))
 		return;
 	if (!times_ok(b, a->start, a->end))
 		return;
+	start = to_mono(b, a->start);
+	end = to_mono(b, a->end);
+	if (api_fold(b, a, driver, start, end))
+		return;
 	r = batch_add(b);
 	r->kind = GAPTRACE_GPU_API;
 	r->subkind = (uint16_t)((a->cbid & 0x7fff) | (driver ? API_DRIVER_BIT : 0));
-	r->start_ns = to_mono(b, a->start);
-	r->end_ns = to_mono(b, a->end);
+	r->start_ns = start;
+	r->end_ns = end;
 	r->op_id = a->correlationId;
 	r->tid = a->threadId; /* gettid(): CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM */
 	r->name_id = api_name(b, driver, a->cbid);
@@ -946,6 +997,107 @@ static const struct {
     {CUPTI_ACTIVITY_KIND_MARKER, false, "MARKER"},
 };
 
+/*
+ * API records gap analysis uses: launches (the launching thread by
+ * correlation id), copies and sets, synchronisation, allocation, context and
+ * module set-up.  Everything else (cudaGetDevice, cudaEventRecord,
+ * cudaStreamIsCapturing, cuCtxGetCurrent, ... : most of a PyTorch program's
+ * calls) costs CUPTI a record on the application thread for nothing, so only
+ * these call ids are enabled (cuptiActivityEnable{Runtime,Driver}Api).
+ * GAPTRACE_CUPTI_ALL_API=1 enables every call, as the whole kinds do.
+ */
+static const char *const api_prefixes[2][24] = {
+    {"cudaLaunch",
+     "cudaGraphLaunch",
+     "cudaGraphInstantiate",
+     "cudaMemcpy",
+     "cudaMemset",
+     "cudaMalloc",
+     "cudaFree",
+     "cudaHostAlloc",
+     "cudaHostRegister",
+     "cudaHostUnregister",
+     "cudaMemPrefetch",
+     "cudaDeviceSynchronize",
+     "cudaThreadSynchronize",
+     "cudaStreamSynchronize",
+     "cudaEventSynchronize",
+     "cudaStreamWaitEvent",
+     "cudaSetDevice",
+     "cudaInitDevice",
+     "cudaDeviceReset",
+     NULL},
+    {"cuLaunch",
+     "cuGraphLaunch",
+     "cuGraphInstantiate",
+     "cuMemcpy",
+     "cuMemset",
+     "cuMemAlloc",
+     "cuMemFree",
+     "cuMemHostAlloc",
+     "cuMemHostRegister",
+     "cuMemHostUnregister",
+     "cuMemCreate",
+     "cuMemMap",
+     "cuMemUnmap",
+     "cuMemRelease",
+     "cuMemPrefetch",
+     "cuCtxSynchronize",
+     "cuStreamSynchronize",
+     "cuEventSynchronize",
+     "cuStreamWaitEvent",
+     "cuCtxCreate",
+     "cuDevicePrimaryCtxRetain",
+     "cuModuleLoad",
+     "cuLibraryLoad",
+     NULL},
+};
+
+static bool api_wanted(bool driver, const char *name)
+{
+	for (const char *const *p = api_prefixes[driver]; *p; p++)
+		if (!strncmp(name, *p, strlen(*p)))
+			return true;
+	return false;
+}
+
+/*
+ * Enables the wanted call ids of one API domain.  Returns how many, or -1
+ * when this CUPTI has no per-call control (the caller enables the kind).
+ */
+static int enable_api_calls(bool driver, uint8_t on)
+{
+	uint32_t size = driver ? CUPTI_DRIVER_TRACE_CBID_SIZE : CUPTI_RUNTIME_TRACE_CBID_SIZE;
+	CUpti_CallbackDomain dom =
+	    driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+	int n = 0;
+
+	for (uint32_t cbid = 1; cbid < size; cbid++) {
+		const char *name = NULL;
+		CUptiResult res;
+
+		if (cuptiGetCallbackName(dom, cbid, &name) != CUPTI_SUCCESS || !name ||
+		    !api_wanted(driver, name))
+			continue;
+		res = driver ? cuptiActivityEnableDriverApi(cbid, on)
+			     : cuptiActivityEnableRuntimeApi(cbid, on);
+		if (res != CUPTI_SUCCESS) {
+			if (!n && on)
+				return -1;
+			continue;
+		}
+		n++;
+	}
+	return n;
+}
+
+static bool all_api(void)
+{
+	const char *e = getenv("GAPTRACE_CUPTI_ALL_API");
+
+	return e && *e && strcmp(e, "0");
+}
+
 static void pool_prealloc(void)
 {
 	pthread_mutex_lock(&g_pool_mu);
@@ -978,10 +1130,14 @@ static void pool_release(void)
 
 static void disable_locked(void)
 {
-	for (unsigned int i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+	for (unsigned int i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		if (g_enabled_mask & (1u << i))
 			cuptiActivityDisable(kinds[i].kind);
+		if (g_api_calls_mask & (1u << i))
+			enable_api_calls(kinds[i].kind == CUPTI_ACTIVITY_KIND_DRIVER, 0);
+	}
 	g_enabled_mask = 0;
+	g_api_calls_mask = 0;
 	/* Hands back what is in flight; nobody reads it any more, so it is discarded. */
 	__atomic_store_n(&g_active, false, __ATOMIC_RELEASE);
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -1034,7 +1190,7 @@ static void release_cancel_locked(void)
 /* Steps aside for good: no kinds, no subscription, the control thread ends. */
 static void teardown_locked(void)
 {
-	if (g_enabled_mask || __atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+	if (g_enabled_mask || g_api_calls_mask || __atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
 		disable_locked();
 	release_locked(false);
 	state_set(ST_FAILED);
@@ -1048,8 +1204,25 @@ static void enable_locked(void)
 	__atomic_add_fetch(&g_epoch, 1, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&g_active, true, __ATOMIC_RELEASE);
 	for (unsigned int i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		CUptiResult res = cuptiActivityEnable(kinds[i].kind);
+		bool api = kinds[i].kind == CUPTI_ACTIVITY_KIND_RUNTIME ||
+			   kinds[i].kind == CUPTI_ACTIVITY_KIND_DRIVER;
+		CUptiResult res;
 		char what[96];
+
+		if (api && !all_api()) {
+			bool driver = kinds[i].kind == CUPTI_ACTIVITY_KIND_DRIVER;
+			int n = enable_api_calls(driver, 1);
+
+			if (n > 0) {
+				g_api_calls_mask |= 1u << i;
+				vlog("%s API: %d call kinds enabled", driver ? "driver" : "runtime",
+				     n);
+				continue;
+			}
+			vlog("%s API: no per-call control (%d); enabling every call",
+			     driver ? "driver" : "runtime", n);
+		}
+		res = cuptiActivityEnable(kinds[i].kind);
 
 		if (res == CUPTI_SUCCESS) {
 			g_enabled_mask |= 1u << i;
@@ -1065,7 +1238,8 @@ static void enable_locked(void)
 		teardown_locked();
 		return;
 	}
-	vlog("tracer attached: %u activity kinds enabled", __builtin_popcount(g_enabled_mask));
+	vlog("tracer attached: %u activity kinds enabled",
+	     __builtin_popcount(g_enabled_mask | g_api_calls_mask));
 }
 
 static void stats_line(const char *why)

@@ -343,8 +343,12 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 			note_range(&p->gpu_min_ts, &p->gpu_max_ts, gr->end_ns);
 			break;
 		case 5: /* API call: the launch of op_id on thread tid */
-			if (gr->tid)
+			if (gr->tid) {
 				add_launch(m, gr->op_id, gr->start_ns, g->pid, gr->tid);
+				/* A driver call folded into this runtime call, by its own id. */
+				if (gr->bytes && gr->bytes != gr->op_id)
+					add_launch(m, gr->bytes, gr->start_ns, g->pid, gr->tid);
+			}
 			break;
 		case 6: /* NVTX range: a unit candidate */
 			if (gr->end_ns >= gr->start_ns && gr->start_ns) {

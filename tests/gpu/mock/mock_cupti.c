@@ -12,7 +12,8 @@
  * hands out and come back through its completion callback on flush.
  *
  * Knobs (environment): MOCK_SUBSCRIBE_FAIL (another subscriber holds CUPTI),
- * MOCK_ENABLE_FAIL (kernel activity refused), MOCK_NO_TSCB (no timestamp
+ * MOCK_ENABLE_FAIL (kernel activity refused), MOCK_NO_API_CALLS (no per-call
+ * API enabling: the library enables the whole kinds), MOCK_NO_TSCB (no timestamp
  * callback: records on CLOCK_REALTIME), MOCK_FOREIGN (the callback is accepted
  * but ignored), MOCK_TRACE (log enables and flushes), MOCK_EVENTS=FILE (append
  * one line per subscribe, unsubscribe and finalize, and per other client's try
@@ -45,6 +46,7 @@ static CUpti_BuffersCallbackCompleteFunc comp_fn;
 static CUpti_TimestampCallbackFunc ts_fn;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int enabled[64];
+static unsigned char api_on[2][1024]; /* per-call enabling, as CUPTI >= 12 has it */
 static struct buf cur, full[MAX_FULL];
 static int nfull;
 static uint32_t next_corr = 1, next_marker = 1;
@@ -193,6 +195,7 @@ CUptiResult cuptiFinalize(void)
 	event("finalize %s", in_api_cb ? "at an API exit" : "outside any API call");
 	pthread_mutex_lock(&mu);
 	memset(enabled, 0, sizeof(enabled));
+	memset(api_on, 0, sizeof(api_on));
 	memset(&cur, 0, sizeof(cur));
 	nfull = 0;
 	pthread_mutex_unlock(&mu);
@@ -303,6 +306,26 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 	return CUPTI_SUCCESS;
 }
 
+static CUptiResult api_enable(int drv, CUpti_CallbackId cbid, uint8_t enable)
+{
+	if (getenv("MOCK_NO_API_CALLS"))
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&mu);
+	api_on[drv][cbid % 1024] = enable;
+	pthread_mutex_unlock(&mu);
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	return api_enable(0, cbid, enable);
+}
+
+CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	return api_enable(1, cbid, enable);
+}
+
 CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
 {
 	pthread_mutex_lock(&mu);
@@ -363,9 +386,10 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const ch
 {
 	static char b[2][1024][48];
 	int drv = d == CUPTI_CB_DOMAIN_DRIVER_API;
-	const char *base = drv		 ? "cuMock"
+	const char *base = drv ? (cbid == 312 ? "cuLaunchKernel" : "cuMock")
 			   : cbid == 211 ? "cudaLaunchKernel_v7000"
 			   : cbid == 131 ? "cudaStreamSynchronize_v3020"
+			   : cbid == 10	 ? "cudaGetLastError_v3020"
 					 : "cudaMock";
 
 	snprintf(b[drv][cbid % 1024], sizeof(b[0][0]), "%s_%u", base, cbid);
@@ -390,9 +414,14 @@ int InitializeInjectionNvtx2(const void *x)
 /* Caller holds mu. */
 static void api(uint32_t cbid, uint64_t s, uint64_t e, uint32_t corr, int driver)
 {
-	CUpti_ActivityAPI *a =
-	    rec_alloc(driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME, e);
+	CUpti_ActivityKind k = driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
+	CUpti_ActivityAPI *a;
 
+	if (!enabled[k] && !api_on[driver][cbid % 1024])
+		return;
+	enabled[k]++; /* rec_alloc writes only enabled kinds */
+	a = rec_alloc(k, e);
+	enabled[k]--;
 	if (!a)
 		return;
 	a->cbid = cbid;
