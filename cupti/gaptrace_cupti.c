@@ -119,7 +119,6 @@ static int g_release;  /* detached: cuptiFinalize at the next API exit; __atomic
 static bool g_refused; /* CUPTI refused this tracer: wait for the next one; under g_ctl */
 static bool g_exiting; /* the process is exiting: no more CUPTI calls; __atomic */
 static uint32_t g_enabled_mask;
-static uint32_t g_api_calls_mask; /* API kinds enabled call by call (enable_api_calls) */
 static uint32_t g_epoch;	  /* bumped at each attach; names are re-sent once per epoch */
 static int g_fail_pending; /* a CUPTI callback hit a failure; the control thread steps aside */
 static int g_reported;	   /* the one failure line was printed */
@@ -1002,55 +1001,23 @@ static const struct {
  * correlation id), copies and sets, synchronisation, allocation, context and
  * module set-up.  Everything else (cudaGetDevice, cudaEventRecord,
  * cudaStreamIsCapturing, cuCtxGetCurrent, ... : most of a PyTorch program's
- * calls) costs CUPTI a record on the application thread for nothing, so only
- * these call ids are enabled (cuptiActivityEnable{Runtime,Driver}Api).
- * GAPTRACE_CUPTI_ALL_API=1 enables every call, as the whole kinds do.
+ * calls) costs CUPTI a record for nothing, so after the whole kind is
+ * enabled the other call ids are switched off (cuptiActivityEnable{Runtime,
+ * Driver}Api).  Measured on CUPTI 13 / H200: enabling only the wanted ids
+ * without the kind, as its header also allows, gave no API record at all.
+ * GAPTRACE_CUPTI_ALL_API=1 keeps every call.
  */
 static const char *const api_prefixes[2][24] = {
-    {"cudaLaunch",
-     "cudaGraphLaunch",
-     "cudaGraphInstantiate",
-     "cudaMemcpy",
-     "cudaMemset",
-     "cudaMalloc",
-     "cudaFree",
-     "cudaHostAlloc",
-     "cudaHostRegister",
-     "cudaHostUnregister",
-     "cudaMemPrefetch",
-     "cudaDeviceSynchronize",
-     "cudaThreadSynchronize",
-     "cudaStreamSynchronize",
-     "cudaEventSynchronize",
-     "cudaStreamWaitEvent",
-     "cudaSetDevice",
-     "cudaInitDevice",
-     "cudaDeviceReset",
-     NULL},
-    {"cuLaunch",
-     "cuGraphLaunch",
-     "cuGraphInstantiate",
-     "cuMemcpy",
-     "cuMemset",
-     "cuMemAlloc",
-     "cuMemFree",
-     "cuMemHostAlloc",
-     "cuMemHostRegister",
-     "cuMemHostUnregister",
-     "cuMemCreate",
-     "cuMemMap",
-     "cuMemUnmap",
-     "cuMemRelease",
-     "cuMemPrefetch",
-     "cuCtxSynchronize",
-     "cuStreamSynchronize",
-     "cuEventSynchronize",
-     "cuStreamWaitEvent",
-     "cuCtxCreate",
-     "cuDevicePrimaryCtxRetain",
-     "cuModuleLoad",
-     "cuLibraryLoad",
-     NULL},
+    {"cudaLaunch", "cudaGraphLaunch", "cudaGraphInstantiate", "cudaMemcpy", "cudaMemset",
+     "cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister",
+     "cudaMemPrefetch", "cudaDeviceSynchronize", "cudaThreadSynchronize",
+     "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaSetDevice",
+     "cudaInitDevice", "cudaDeviceReset", NULL},
+    {"cuLaunch", "cuGraphLaunch", "cuGraphInstantiate", "cuMemcpy", "cuMemset", "cuMemAlloc",
+     "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister", "cuMemHostUnregister", "cuMemCreate",
+     "cuMemMap", "cuMemUnmap", "cuMemRelease", "cuMemPrefetch", "cuCtxSynchronize",
+     "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent", "cuCtxCreate",
+     "cuDevicePrimaryCtxRetain", "cuModuleLoad", "cuLibraryLoad", NULL},
 };
 
 static bool api_wanted(bool driver, const char *name)
@@ -1061,32 +1028,22 @@ static bool api_wanted(bool driver, const char *name)
 	return false;
 }
 
-/*
- * Enables the wanted call ids of one API domain.  Returns how many, or -1
- * when this CUPTI has no per-call control (the caller enables the kind).
- */
-static int enable_api_calls(bool driver, uint8_t on)
+/* After the kind is enabled: switches off the unwanted call ids, returns how many. */
+static int mute_api_calls(bool driver)
 {
 	uint32_t size = driver ? CUPTI_DRIVER_TRACE_CBID_SIZE : CUPTI_RUNTIME_TRACE_CBID_SIZE;
-	CUpti_CallbackDomain dom =
-	    driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+	CUpti_CallbackDomain dom = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
 	int n = 0;
 
 	for (uint32_t cbid = 1; cbid < size; cbid++) {
 		const char *name = NULL;
-		CUptiResult res;
 
 		if (cuptiGetCallbackName(dom, cbid, &name) != CUPTI_SUCCESS || !name ||
-		    !api_wanted(driver, name))
+		    api_wanted(driver, name))
 			continue;
-		res = driver ? cuptiActivityEnableDriverApi(cbid, on)
-			     : cuptiActivityEnableRuntimeApi(cbid, on);
-		if (res != CUPTI_SUCCESS) {
-			if (!n && on)
-				return -1;
-			continue;
-		}
-		n++;
+		if ((driver ? cuptiActivityEnableDriverApi(cbid, 0)
+			    : cuptiActivityEnableRuntimeApi(cbid, 0)) == CUPTI_SUCCESS)
+			n++;
 	}
 	return n;
 }
@@ -1133,11 +1090,8 @@ static void disable_locked(void)
 	for (unsigned int i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		if (g_enabled_mask & (1u << i))
 			cuptiActivityDisable(kinds[i].kind);
-		if (g_api_calls_mask & (1u << i))
-			enable_api_calls(kinds[i].kind == CUPTI_ACTIVITY_KIND_DRIVER, 0);
 	}
 	g_enabled_mask = 0;
-	g_api_calls_mask = 0;
 	/* Hands back what is in flight; nobody reads it any more, so it is discarded. */
 	__atomic_store_n(&g_active, false, __ATOMIC_RELEASE);
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -1190,7 +1144,7 @@ static void release_cancel_locked(void)
 /* Steps aside for good: no kinds, no subscription, the control thread ends. */
 static void teardown_locked(void)
 {
-	if (g_enabled_mask || g_api_calls_mask || __atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+	if (g_enabled_mask || __atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
 		disable_locked();
 	release_locked(false);
 	state_set(ST_FAILED);
@@ -1209,23 +1163,16 @@ static void enable_locked(void)
 		CUptiResult res;
 		char what[96];
 
-		if (api && !all_api()) {
-			bool driver = kinds[i].kind == CUPTI_ACTIVITY_KIND_DRIVER;
-			int n = enable_api_calls(driver, 1);
-
-			if (n > 0) {
-				g_api_calls_mask |= 1u << i;
-				vlog("%s API: %d call kinds enabled", driver ? "driver" : "runtime",
-				     n);
-				continue;
-			}
-			vlog("%s API: no per-call control (%d); enabling every call",
-			     driver ? "driver" : "runtime", n);
-		}
 		res = cuptiActivityEnable(kinds[i].kind);
 
 		if (res == CUPTI_SUCCESS) {
 			g_enabled_mask |= 1u << i;
+			if (api && !all_api()) {
+				bool driver = kinds[i].kind == CUPTI_ACTIVITY_KIND_DRIVER;
+
+				vlog("%s API: %d uninteresting call kinds switched off",
+				     driver ? "driver" : "runtime", mute_api_calls(driver));
+			}
 			continue;
 		}
 		if (!kinds[i].required) {
@@ -1239,7 +1186,7 @@ static void enable_locked(void)
 		return;
 	}
 	vlog("tracer attached: %u activity kinds enabled",
-	     __builtin_popcount(g_enabled_mask | g_api_calls_mask));
+	     __builtin_popcount(g_enabled_mask));
 }
 
 static void stats_line(const char *why)

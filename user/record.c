@@ -1271,7 +1271,8 @@ static void usage(FILE *f)
 		"      --dwarf-min DUR     unwind only off-CPU intervals this long (default 1ms)\n"
 		"      --dwarf-samples     dwarf stacks for CPU samples too (4K snapshot each)\n"
 		"      --no-follow         do not trace processes the target forks\n"
-		"      --ringbuf-size SIZE BPF ring buffer size (default 16M, power of 2)\n"
+		"      --ringbuf-size SIZE BPF ring buffer size (power of 2; default 64M when\n"
+		"                          the CUPTI library may be used, else 16M)\n"
 		"      --min-gap DUR       gap threshold for the live gap count (default 1ms)\n"
 		"      --gpu auto|inject|uprobe|none\n"
 		"                          GPU activity source (default auto): inject = the\n"
@@ -1353,7 +1354,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	 * gaps; measured cost on the workload 0.3-1.2% (tools/bench). */
 	o->sample_period_ns = 250 * NSEC_PER_USEC;
 	o->cpu_samplers = true;
-	o->ringbuf_bytes = 16 << 20;
+	o->ringbuf_bytes = 0; /* auto: 64M when CUPTI may be used, else 16M */
 	o->min_gap_ns = NSEC_PER_MSEC;
 	o->stacks = true;
 	o->stack_bytes = 8192;
@@ -1619,13 +1620,23 @@ int cmd_record(int argc, char **argv)
 			gt_info("mounted tracefs at /sys/kernel/tracing (needed for uprobes "
 				"on this kernel)");
 	}
-	if (setup_bpf(&r))
-		goto cleanup;
 	o.gpu.cupti_lib = gpu_find_cupti_lib(o.cupti_lib);
 	if (o.cupti_lib && !o.gpu.cupti_lib) {
 		gt_err("cannot use --cupti-lib %s: %s", o.cupti_lib, strerror(errno));
 		goto cleanup;
 	}
+	/*
+	 * CUPTI delivers GPU records in bursts of ~100 B per op at up to 150k
+	 * ops/s, and the recorder stalls for a second or more while it loads a
+	 * large library's symbols (PyTorch: 16k events lost with 16M on the
+	 * H200).  64M rides that out; without CUPTI 16M is plenty.
+	 */
+	if (!o.ringbuf_bytes)
+		o.ringbuf_bytes = o.gpu.cupti_lib && o.gpu.mode != GPU_NONE && o.gpu.mode != GPU_UPROBE
+				      ? 64 << 20
+				      : 16 << 20;
+	if (setup_bpf(&r))
+		goto cleanup;
 	/* Before the header is written: it records which GPU source was used. */
 	if (o.cmd)
 		gpu_prepare_launch(&o.gpu, &o.probes);

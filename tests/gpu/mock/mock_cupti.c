@@ -46,7 +46,8 @@ static CUpti_BuffersCallbackCompleteFunc comp_fn;
 static CUpti_TimestampCallbackFunc ts_fn;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int enabled[64];
-static unsigned char api_on[2][1024]; /* per-call enabling, as CUPTI >= 12 has it */
+/* Per-call switches, as CUPTI >= 12 has them: 0 follow the kind, 1 on, 2 off. */
+static unsigned char api_on[2][1024];
 static struct buf cur, full[MAX_FULL];
 static int nfull;
 static uint32_t next_corr = 1, next_marker = 1;
@@ -300,6 +301,9 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 		return CUPTI_ERROR_NOT_SUPPORTED;
 	pthread_mutex_lock(&mu);
 	enabled[k] = 1;
+	/* Enabling a whole API kind overrides earlier per-call switches. */
+	if (k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER)
+		memset(api_on[k == CUPTI_ACTIVITY_KIND_DRIVER], 0, sizeof(api_on[0]));
 	pthread_mutex_unlock(&mu);
 	if (getenv("MOCK_TRACE"))
 		fprintf(stderr, "mock: enable %d\n", (int)k);
@@ -311,7 +315,7 @@ static CUptiResult api_enable(int drv, CUpti_CallbackId cbid, uint8_t enable)
 	if (getenv("MOCK_NO_API_CALLS"))
 		return CUPTI_ERROR_NOT_SUPPORTED;
 	pthread_mutex_lock(&mu);
-	api_on[drv][cbid % 1024] = enable;
+	api_on[drv][cbid % 1024] = enable ? 1 : 2;
 	pthread_mutex_unlock(&mu);
 	return CUPTI_SUCCESS;
 }
@@ -417,7 +421,7 @@ static void api(uint32_t cbid, uint64_t s, uint64_t e, uint32_t corr, int driver
 	CUpti_ActivityKind k = driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
 	CUpti_ActivityAPI *a;
 
-	if (!enabled[k] && !api_on[driver][cbid % 1024])
+	if (enabled[k] ? api_on[driver][cbid % 1024] == 2 : api_on[driver][cbid % 1024] != 1)
 		return;
 	enabled[k]++; /* rec_alloc writes only enabled kinds */
 	a = rec_alloc(k, e);
