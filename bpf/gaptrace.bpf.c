@@ -175,8 +175,12 @@ static __always_inline void submit(void *rec, bool urgent)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
-	if (urgent || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= cfg_wakeup_bytes)
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= cfg_wakeup_bytes) {
 		flags = BPF_RB_FORCE_WAKEUP;
+		stat_inc(GT_STAT_RB_PRESSURE);
+	} else if (urgent) {
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
 	stat_inc(GT_STAT_EVENTS);
 	bpf_ringbuf_submit(rec, flags);
 }

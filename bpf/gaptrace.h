@@ -278,6 +278,7 @@ enum gt_stat {
 	GT_STAT_USTACK_LOST,	 /* snapshots the ring buffer had no room for */
 	GT_STAT_USTACK_FULL,	 /* switch-outs with no snapshot slot (slot map full) */
 	GT_STAT_STACK_REUSED,	 /* switch-outs that reused their last stacks (no walk) */
+	GT_STAT_RB_PRESSURE,	 /* submits that found the ring buffer over cfg_wakeup_bytes */
 	GT_STAT_MAX
 };
 

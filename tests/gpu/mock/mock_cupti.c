@@ -12,7 +12,8 @@
  * hands out and come back through its completion callback on flush.
  *
  * Knobs (environment): MOCK_SUBSCRIBE_FAIL (another subscriber holds CUPTI),
- * MOCK_ENABLE_FAIL (kernel activity refused), MOCK_NO_API_CALLS (no per-call
+ * MOCK_ENABLE_FAIL (kernel activity refused), MOCK_DRIVER_OWN_ID (device
+ * records carry the nested driver call's own id), MOCK_NO_API_CALLS (no per-call
  * API enabling: the library enables the whole kinds), MOCK_NO_TSCB (no timestamp
  * callback: records on CLOCK_REALTIME), MOCK_FOREIGN (the callback is accepted
  * but ignored), MOCK_TRACE (log enables and flushes), MOCK_EVENTS=FILE (append
@@ -451,10 +452,13 @@ void mock_launch(const char *name, uint64_t dur_ns, int memcpy_too)
 {
 	uint64_t s = mono_ns(), ks, e;
 	CUpti_ActivityKernel10 *k;
-	uint32_t corr;
+	uint32_t corr, dcorr;
 
 	pthread_mutex_lock(&mu);
 	corr = next_corr++;
+	/* MOCK_DRIVER_OWN_ID: the nested driver call has its own id, and the device
+	 * records name that one, not the runtime call's. */
+	dcorr = getenv("MOCK_DRIVER_OWN_ID") ? next_corr++ : corr;
 	ks = s + 8000 > dev_free ? s + 8000 : dev_free;
 	dev_free = ks + dur_ns;
 	k = rec_alloc(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, dev_free);
@@ -467,7 +471,7 @@ void mock_launch(const char *name, uint64_t dur_ns, int memcpy_too)
 		k->gridY = k->gridZ = 1;
 		k->blockX = 128;
 		k->blockY = k->blockZ = 1;
-		k->correlationId = corr;
+		k->correlationId = dcorr;
 		k->name = name;
 	}
 	if (memcpy_too) {
@@ -483,12 +487,12 @@ void mock_launch(const char *name, uint64_t dur_ns, int memcpy_too)
 			m->end = stamp(dev_free);
 			m->contextId = 1;
 			m->streamId = 13;
-			m->correlationId = corr;
+			m->correlationId = dcorr;
 		}
 	}
 	e = mono_ns() + 3000;
 	api(211, s, e, corr, 0);	     /* cudaLaunchKernel */
-	api(312, s + 500, e - 500, corr, 1); /* the driver call inside it, same id */
+	api(312, s + 500, e - 500, dcorr, 1); /* the driver call inside it */
 	api(10, s, s + 100, next_corr++, 0); /* cudaGetLastError: the library skips it */
 	pthread_mutex_unlock(&mu);
 	while (mono_ns() < e)
