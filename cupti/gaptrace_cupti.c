@@ -119,7 +119,7 @@ static int g_release;  /* detached: cuptiFinalize at the next API exit; __atomic
 static bool g_refused; /* CUPTI refused this tracer: wait for the next one; under g_ctl */
 static bool g_exiting; /* the process is exiting: no more CUPTI calls; __atomic */
 static uint32_t g_enabled_mask;
-static uint32_t g_epoch;	  /* bumped at each attach; names are re-sent once per epoch */
+static uint32_t g_epoch;   /* bumped at each attach; names are re-sent once per epoch */
 static int g_fail_pending; /* a CUPTI callback hit a failure; the control thread steps aside */
 static int g_reported;	   /* the one failure line was printed */
 static int g_drop_reported;
@@ -1008,16 +1008,50 @@ static const struct {
  * GAPTRACE_CUPTI_ALL_API=1 keeps every call.
  */
 static const char *const api_prefixes[2][24] = {
-    {"cudaLaunch", "cudaGraphLaunch", "cudaGraphInstantiate", "cudaMemcpy", "cudaMemset",
-     "cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister",
-     "cudaMemPrefetch", "cudaDeviceSynchronize", "cudaThreadSynchronize",
-     "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaSetDevice",
-     "cudaInitDevice", "cudaDeviceReset", NULL},
-    {"cuLaunch", "cuGraphLaunch", "cuGraphInstantiate", "cuMemcpy", "cuMemset", "cuMemAlloc",
-     "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister", "cuMemHostUnregister", "cuMemCreate",
-     "cuMemMap", "cuMemUnmap", "cuMemRelease", "cuMemPrefetch", "cuCtxSynchronize",
-     "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent", "cuCtxCreate",
-     "cuDevicePrimaryCtxRetain", "cuModuleLoad", "cuLibraryLoad", NULL},
+    {"cudaLaunch",
+     "cudaGraphLaunch",
+     "cudaGraphInstantiate",
+     "cudaMemcpy",
+     "cudaMemset",
+     "cudaMalloc",
+     "cudaFree",
+     "cudaHostAlloc",
+     "cudaHostRegister",
+     "cudaHostUnregister",
+     "cudaMemPrefetch",
+     "cudaDeviceSynchronize",
+     "cudaThreadSynchronize",
+     "cudaStreamSynchronize",
+     "cudaEventSynchronize",
+     "cudaStreamWaitEvent",
+     "cudaSetDevice",
+     "cudaInitDevice",
+     "cudaDeviceReset",
+     NULL},
+    {"cuLaunch",
+     "cuGraphLaunch",
+     "cuGraphInstantiate",
+     "cuMemcpy",
+     "cuMemset",
+     "cuMemAlloc",
+     "cuMemFree",
+     "cuMemHostAlloc",
+     "cuMemHostRegister",
+     "cuMemHostUnregister",
+     "cuMemCreate",
+     "cuMemMap",
+     "cuMemUnmap",
+     "cuMemRelease",
+     "cuMemPrefetch",
+     "cuCtxSynchronize",
+     "cuStreamSynchronize",
+     "cuEventSynchronize",
+     "cuStreamWaitEvent",
+     "cuCtxCreate",
+     "cuDevicePrimaryCtxRetain",
+     "cuModuleLoad",
+     "cuLibraryLoad",
+     NULL},
 };
 
 static bool api_wanted(bool driver, const char *name)
@@ -1032,7 +1066,8 @@ static bool api_wanted(bool driver, const char *name)
 static int mute_api_calls(bool driver)
 {
 	uint32_t size = driver ? CUPTI_DRIVER_TRACE_CBID_SIZE : CUPTI_RUNTIME_TRACE_CBID_SIZE;
-	CUpti_CallbackDomain dom = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+	CUpti_CallbackDomain dom =
+	    driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
 	int n = 0;
 
 	for (uint32_t cbid = 1; cbid < size; cbid++) {
@@ -1185,8 +1220,7 @@ static void enable_locked(void)
 		teardown_locked();
 		return;
 	}
-	vlog("tracer attached: %u activity kinds enabled",
-	     __builtin_popcount(g_enabled_mask));
+	vlog("tracer attached: %u activity kinds enabled", __builtin_popcount(g_enabled_mask));
 }
 
 static void stats_line(const char *why)
