@@ -810,6 +810,38 @@ static void add_dropped(struct batch *b, uint16_t why, uint64_t count)
 	r->bytes = count;
 }
 
+/*
+ * GAPTRACE_CUPTI_TRACE=N: the first N API and kernel records as CUPTI gave
+ * them, on stderr (order, thread, raw times, correlation): how the records
+ * of one operation arrive, for whoever changes how they are merged.
+ */
+static void trace_record(const CUpti_Activity *rec)
+{
+	static long left = -1;
+	const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)rec;
+	const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+
+	if (left < 0) {
+		const char *e = getenv("GAPTRACE_CUPTI_TRACE");
+
+		left = e ? strtol(e, NULL, 10) : 0;
+	}
+	if (left <= 0)
+		return;
+	if (rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME || rec->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+		left--;
+		say("trace: %s cbid %u tid %u start %llu end %llu corr %u",
+		    rec->kind == CUPTI_ACTIVITY_KIND_DRIVER ? "driver" : "runtime", a->cbid,
+		    a->threadId, (unsigned long long)a->start, (unsigned long long)a->end,
+		    a->correlationId);
+	} else if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+		   rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+		left--;
+		say("trace: kernel start %llu end %llu corr %u", (unsigned long long)k->start,
+		    (unsigned long long)k->end, k->correlationId);
+	}
+}
+
 static void process_buffer(uint8_t *buf, size_t valid, CUcontext ctx, uint32_t stream_id)
 {
 	struct batch *b;
@@ -826,6 +858,7 @@ static void process_buffer(uint8_t *buf, size_t valid, CUcontext ctx, uint32_t s
 			     ? b->off
 			     : __atomic_load_n(&g_off_real, __ATOMIC_RELAXED);
 	while (valid && cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
+		trace_record(rec);
 		switch (rec->kind) {
 		case CUPTI_ACTIVITY_KIND_KERNEL:
 		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
