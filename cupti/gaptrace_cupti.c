@@ -604,6 +604,9 @@ static bool api_skipped(bool driver, uint32_t cbid)
 	case CUPTI_DRIVER_TRACE_CBID_cuGetExportTable:
 	case CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion:
 	case CUPTI_DRIVER_TRACE_CBID_cuGetErrorString:
+	/* Once per launch on the H200 (CUDA 13), beside every cudaLaunchKernel. */
+	case CUPTI_DRIVER_TRACE_CBID_cuKernelGetName:
+	case CUPTI_DRIVER_TRACE_CBID_cuFuncGetName:
 		return true;
 	default:
 		return false;
