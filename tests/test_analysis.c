@@ -515,6 +515,45 @@ static void ev_name(struct synth *s, uint32_t id, const char *name)
 	assert_int_equal(capture_writer__event(s->w, &n, n.hdr.size), 0);
 }
 
+/* A CUPTI API record: tid in API call name_id from start to end. */
+static void ev_api(struct synth *s, uint32_t tid, uint32_t name_id, uint64_t start, uint64_t end)
+{
+	struct gt_gpu_op g = {};
+
+	synth_hdr(&g.hdr, GT_REC_GPU_OP, sizeof(g), end);
+	g.pid = PID;
+	g.tid = tid;
+	g.rec.start_ns = start;
+	g.rec.end_ns = end;
+	g.rec.op_id = 1000 + name_id;
+	g.rec.name_id = name_id;
+	g.rec.tid = tid;
+	g.rec.kind = 5;
+	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
+}
+
+/* Pinned and device allocations through the CUDA API are allocator time (#13). */
+static void test_gap_cuda_alloc_api_is_allocator(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	ev_name(&s, 1, "cudaHostAlloc_v3020");
+	ev_name(&s, 2, "cudaStreamSynchronize_v3020");
+	ev_name(&s, 3, "cudaFreeHost_v3020");
+	ev_api(&s, 10, 1, T0 + 11 * MS, T0 + 19 * MS);
+	ev_api(&s, 10, 2, T0 + 20 * MS, T0 + 25 * MS);
+	ev_api(&s, 10, 3, T0 + 26 * MS, T0 + 28 * MS);
+	r = synth_run(&s, NULL);
+	assert_int_equal(r->ngaps, 1);
+	assert_cat(&r->gaps[0], GT_CAT_ALLOC, 10 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CUDA, 5 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 5 * MS);
+	an_result__free(r);
+}
+
 static void test_units_from_nvtx_ranges(void **state)
 {
 	struct synth s;
@@ -946,6 +985,7 @@ int main(void)
 	    cmocka_unit_test(test_gap_handoff_unfollowable_is_wait),
 	    cmocka_unit_test(test_gap_waker_must_be_a_real_hand_off),
 	    cmocka_unit_test(test_gap_allocator_offcpu_and_uprobe),
+	    cmocka_unit_test(test_gap_cuda_alloc_api_is_allocator),
 	    cmocka_unit_test(test_gap_samples_split_oncpu),
 	    cmocka_unit_test(test_gap_lost_data_is_unknown),
 	    cmocka_unit_test(test_gap_running_without_samples_is_unknown),

@@ -192,6 +192,7 @@ void model__free(struct model *m)
 	for (size_t i = 0; i < m->nnames; i++)
 		free(m->names[i]);
 	free(m->names);
+	free(m->name_alloc);
 	u64map_free(&m->name_idx);
 	free(m);
 }
@@ -243,6 +244,38 @@ static void note_ts(struct pass1 *p, uint64_t ts)
 #define GPU_EARLY_NS (100 * NSEC_PER_MSEC)
 /* No producer drops this many records in one report: the count is garbage. */
 #define GPU_DROP_MAX (1ULL << 40)
+
+/*
+ * CUDA API calls that allocate or free device, pinned or managed memory:
+ * their host time is allocator time (issue #13: cudaHostAlloc of 256 MiB in
+ * a gap came out ~85% cuda), like the libcuda uprobes on the same calls.
+ */
+static bool api_name_is_alloc(const char *name)
+{
+	static const char *const prefixes[] = {
+	    "cudaMalloc",
+	    "cudaFree",
+	    "cudaHostAlloc",
+	    "cudaHostRegister",
+	    "cudaHostUnregister",
+	    "cuMemAlloc",
+	    "cuMemFree",
+	    "cuMemHostAlloc",
+	    "cuMemHostRegister",
+	    "cuMemHostUnregister",
+	    "cuMemCreate",
+	    "cuMemRelease",
+	    "cuMemMap",
+	    "cuMemUnmap",
+	    "cuMemAddressReserve",
+	    "cuMemAddressFree",
+	};
+
+	for (size_t i = 0; i < GT_ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
 
 static void add_launch(struct model *m, uint64_t op_id, uint64_t ts, uint32_t pid, uint32_t tid)
 {
@@ -449,7 +482,10 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		if (u64map_get(&m->name_idx, n->name_id, &idx))
 			break;
 		gt_grow((void **)&m->names, &m->names_cap, m->nnames, sizeof(*m->names));
+		gt_grow((void **)&m->name_alloc, &m->name_alloc_cap, m->nnames,
+			sizeof(*m->name_alloc));
 		m->names[m->nnames] = dup_n(n->name, strnlen(n->name, len));
+		m->name_alloc[m->nnames] = api_name_is_alloc(m->names[m->nnames]);
 		u64map_put(&m->name_idx, n->name_id, m->nnames++);
 		break;
 	}
@@ -883,6 +919,7 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 	case GT_REC_GPU_OP: {
 		const struct gt_gpu_op *g = rec;
 		const struct gt_gpu_rec *gr = &g->rec;
+		uint64_t idx;
 		int cat;
 
 		/* Host-side CUDA time: API calls and synchronisations. */
@@ -890,6 +927,9 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		    gr->end_ns < gr->start_ns)
 			break;
 		cat = GT_CAT_CUDA;
+		if (gr->kind == 5 && gr->name_id && u64map_get(&m->name_idx, gr->name_id, &idx) &&
+		    m->name_alloc[idx])
+			cat = GT_CAT_ALLOC;
 		keep_call(m, gr->tid,
 			  &(struct m_call){gr->start_ns, gr->end_ns, 0, cat, UINT32_MAX});
 		if (!in_windows(m, gr->start_ns, gr->end_ns))

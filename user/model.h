@@ -179,7 +179,8 @@ struct model {
 	size_t nranges, ranges_cap;
 	struct u64map name_idx; /* name_id -> index in names */
 	char **names;
-	size_t nnames, names_cap;
+	bool *name_alloc; /* names[i] is a CUDA allocation call (api_name_is_alloc) */
+	size_t nnames, names_cap, name_alloc_cap;
 
 	struct m_hostcall *hostcalls;
 	size_t nhostcalls, hostcalls_cap;
