@@ -131,6 +131,15 @@ int cmd_doctor(int argc, char **argv)
 	      priv ? (geteuid() == 0 ? "running as root" : "CAP_BPF and CAP_PERFMON present")
 		   : "not root and missing CAP_BPF/CAP_PERFMON",
 	      "run as root (sudo gaptrace ...)");
+	{
+		bool host = gt_check_pid_namespace(err, sizeof(err)) == 0;
+
+		check(host ? OK : FAIL, "PID namespace",
+		      host ? "the host's (the kernel's PIDs are the ones gaptrace sees)"
+			   : "a child PID namespace: record would see nothing",
+		      "run in the host PID namespace (docker run --pid=host, hostPID: true, "
+		      "nsenter -t 1 -p)");
+	}
 
 	check(
 	    gt_have_vmlinux_btf() ? OK : FAIL, "kernel BTF",

@@ -1619,7 +1619,7 @@ int cmd_record(int argc, char **argv)
 		probe_table__free(&o.probes);
 		return GT_EXIT_USAGE;
 	}
-	if (gt_check_privileges(err, sizeof(err))) {
+	if (gt_check_privileges(err, sizeof(err)) || gt_check_pid_namespace(err, sizeof(err))) {
 		gt_err("%s", err);
 		goto cleanup;
 	}

@@ -64,6 +64,28 @@ int gt_check_privileges(char *err, size_t errlen)
 	return -1;
 }
 
+/*
+ * The kernel gives BPF programs host PIDs; inside a child PID namespace the
+ * recorder knows the target by its namespace PID, matches nothing and would
+ * record nothing (issue #10).  The initial namespace has a fixed inode
+ * (PROC_PID_INIT_INO).
+ */
+#define PID_NS_INIT_INO 0xEFFFFFFCU
+
+int gt_check_pid_namespace(char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) || st.st_ino == PID_NS_INIT_INO)
+		return 0;
+	snprintf(err, errlen,
+		 "gaptrace runs in a PID namespace other than the host's (a container or "
+		 "'unshare --pid'), where the kernel's PIDs are not the ones it sees: it would "
+		 "record nothing; run it in the host PID namespace (docker run --pid=host, a pod "
+		 "with hostPID: true, or nsenter -t 1 -p)");
+	return -1;
+}
+
 bool gt_have_vmlinux_btf(void)
 {
 	return access("/sys/kernel/btf/vmlinux", R_OK) == 0;

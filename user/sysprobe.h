@@ -17,6 +17,8 @@ void gt_libbpf_logging(void);
  * -1 with "needs CAP_BPF and CAP_PERFMON: run as root" (or similar) in err.
  */
 int gt_check_privileges(char *err, size_t errlen);
+/* 0 in the host PID namespace; -1 with a message in a child one (nothing would be recorded). */
+int gt_check_pid_namespace(char *err, size_t errlen);
 
 bool gt_have_vmlinux_btf(void);
 /* Loads a minimal tp_btf program on tracepoint tp: true when the kernel accepts it. */
