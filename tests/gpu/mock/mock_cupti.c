@@ -86,11 +86,24 @@ static uint64_t mono_ns(void)
 }
 
 /* What CUPTI would stamp for a monotonic time: the callback's clock, else wall time. */
+/*
+ * CUPTI's own clock: CLOCK_REALTIME at one fixed offset, measured once, as a
+ * real clock would be.  Measured per call, the two reads jittered by more
+ * than a short record lasts on a loaded VM and made end < start (the library
+ * counted it invalid: 1 run in ~7).
+ */
 static uint64_t stamp(uint64_t m)
 {
+	static int64_t off;
+	static int have;
+
 	if (ts_fn && !getenv("MOCK_FOREIGN"))
 		return m;
-	return m - mono_ns() + clock_ns(CLOCK_REALTIME);
+	if (!__atomic_load_n(&have, __ATOMIC_ACQUIRE)) {
+		off = (int64_t)clock_ns(CLOCK_REALTIME) - (int64_t)mono_ns();
+		__atomic_store_n(&have, 1, __ATOMIC_RELEASE);
+	}
+	return (uint64_t)((int64_t)m + off);
 }
 
 static size_t rec_size(CUpti_ActivityKind k)
