@@ -82,7 +82,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # ---- user space ----
-$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h cupti/gaptrace-cupti-status.h $(SKELS) | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS) | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
@@ -153,7 +153,7 @@ $(OUTPUT)/tests/test_unwind $(OUTPUT)/asan/test_unwind: $(OUTPUT)/tests/nofp $(O
 # test_fuzz_replay includes the analysis fuzzer's target to replay its inputs.
 $(OUTPUT)/tests/test_fuzz_replay $(OUTPUT)/asan/test_fuzz_replay: tests/fuzz/fuzz_analysis.c
 
-$(OUTPUT)/asan/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h cupti/gaptrace-cupti-status.h $(SKELS) | $(OUTPUT)/asan/user
+$(OUTPUT)/asan/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS) | $(OUTPUT)/asan/user
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 		$(INCLUDES) -c $< -o $@

@@ -30,7 +30,7 @@ CUPTI_LDLIBS := -lcupti -lpthread -ldl
 .PHONY: all
 all: $(LIB)
 
-$(LIB): $(SRC) cupti/gaptrace-usdt.h cupti/gaptrace-cupti-status.h cupti/cupti.mk
+$(LIB): $(SRC) cupti/gaptrace-usdt.h cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h cupti/cupti.mk
 	$(if $(Q),@printf '  %-8s %s\n' CC-SO $(notdir $@))
 	$(Q)mkdir -p $(OUTPUT)
 	$(Q)$(CC) $(CUPTI_CFLAGS) $(SRC) $(CUPTI_LDFLAGS) $(CUPTI_LDLIBS) -o $@

@@ -44,6 +44,7 @@
 
 #include <cupti.h>
 
+#include "gaptrace-cupti-api.h"
 #include "gaptrace-cupti-status.h"
 #include "gaptrace-usdt.h"
 
@@ -702,11 +703,17 @@ static void on_sync(struct batch *b, const CUpti_ActivitySynchronization2 *s)
  */
 #define API_FOLD_BACK 8
 
-static bool api_fold(struct batch *b, const CUpti_ActivityAPI *a, bool driver, uint64_t start,
-		     uint64_t end)
+/*
+ * The record an API call goes into: a new one, or that of a driver call it
+ * ran around (*inner: that call's id).  NULL when it is a driver call folded
+ * into its runtime call.
+ */
+static struct gaptrace_gpu_rec *api_slot(struct batch *b, const CUpti_ActivityAPI *a, bool driver,
+					 uint64_t start, uint64_t end, uint64_t *inner)
 {
 	unsigned int lo = b->n > API_FOLD_BACK ? b->n - API_FOLD_BACK : 0;
 
+	*inner = 0;
 	for (unsigned int i = b->n; i-- > lo;) {
 		struct gaptrace_gpu_rec *o = &b->r[i];
 		bool o_driver = o->subkind & API_DRIVER_BIT;
@@ -717,31 +724,22 @@ static bool api_fold(struct batch *b, const CUpti_ActivityAPI *a, bool driver, u
 			/* This driver call ran inside the runtime call o. */
 			if (a->correlationId != o->op_id && !o->bytes)
 				o->bytes = a->correlationId;
-			return true;
+			return NULL;
 		}
 		if (!driver && start <= o->start_ns && o->end_ns <= end) {
 			/* o was a driver call inside this one: this record takes its place. */
-			uint64_t inner = o->op_id;
-
+			*inner = o->op_id;
 			memset(o, 0, sizeof(*o));
-			o->kind = GAPTRACE_GPU_API;
-			o->subkind = (uint16_t)(a->cbid & 0x7fff);
-			o->start_ns = start;
-			o->end_ns = end;
-			o->op_id = a->correlationId;
-			o->bytes = inner != a->correlationId ? inner : 0;
-			o->tid = a->threadId;
-			o->name_id = api_name(b, false, a->cbid);
-			return true;
+			return o;
 		}
 	}
-	return false;
+	return batch_add(b);
 }
 
 static void on_api(struct batch *b, const CUpti_ActivityAPI *a, bool driver)
 {
 	struct gaptrace_gpu_rec *r;
-	uint64_t start, end;
+	uint64_t start, end, inner;
 
 	if (api_skipped(driver, a->cbid))
 		return;
@@ -749,14 +747,15 @@ static void on_api(struct batch *b, const CUpti_ActivityAPI *a, bool driver)
 		return;
 	start = to_mono(b, a->start);
 	end = to_mono(b, a->end);
-	if (api_fold(b, a, driver, start, end))
+	r = api_slot(b, a, driver, start, end, &inner);
+	if (!r)
 		return;
-	r = batch_add(b);
 	r->kind = GAPTRACE_GPU_API;
 	r->subkind = (uint16_t)((a->cbid & 0x7fff) | (driver ? API_DRIVER_BIT : 0));
 	r->start_ns = start;
 	r->end_ns = end;
 	r->op_id = a->correlationId;
+	r->bytes = inner != a->correlationId ? inner : 0;
 	r->tid = a->threadId; /* gettid(): CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM */
 	r->name_id = api_name(b, driver, a->cbid);
 }
@@ -1043,59 +1042,31 @@ static const struct {
  * without the kind, as its header also allows, gave no API record at all.
  * GAPTRACE_CUPTI_ALL_API=1 keeps every call.
  */
+/* Besides allocation (GT_CUDA_ALLOC_PREFIXES, kept in both domains' lists). */
 static const char *const api_prefixes[2][24] = {
-    {"cudaLaunch",
-     "cudaGraphLaunch",
-     "cudaGraphInstantiate",
-     "cudaMemcpy",
-     "cudaMemset",
-     "cudaMalloc",
-     "cudaFree",
-     "cudaHostAlloc",
-     "cudaHostRegister",
-     "cudaHostUnregister",
-     "cudaMemPrefetch",
-     "cudaDeviceSynchronize",
-     "cudaThreadSynchronize",
-     "cudaStreamSynchronize",
-     "cudaEventSynchronize",
-     "cudaStreamWaitEvent",
-     "cudaSetDevice",
-     "cudaInitDevice",
-     "cudaDeviceReset",
-     NULL},
-    {"cuLaunch",
-     "cuGraphLaunch",
-     "cuGraphInstantiate",
-     "cuMemcpy",
-     "cuMemset",
-     "cuMemAlloc",
-     "cuMemFree",
-     "cuMemHostAlloc",
-     "cuMemHostRegister",
-     "cuMemHostUnregister",
-     "cuMemCreate",
-     "cuMemMap",
-     "cuMemUnmap",
-     "cuMemRelease",
-     "cuMemPrefetch",
-     "cuCtxSynchronize",
-     "cuStreamSynchronize",
-     "cuEventSynchronize",
-     "cuStreamWaitEvent",
-     "cuCtxCreate",
-     "cuDevicePrimaryCtxRetain",
-     "cuModuleLoad",
-     "cuLibraryLoad",
-     NULL},
+    {"cudaLaunch", "cudaGraphLaunch", "cudaGraphInstantiate", "cudaMemcpy", "cudaMemset",
+     "cudaMemPrefetch", "cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize",
+     "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaSetDevice", "cudaInitDevice",
+     "cudaDeviceReset", NULL},
+    {"cuLaunch", "cuGraphLaunch", "cuGraphInstantiate", "cuMemcpy", "cuMemset", "cuMemPrefetch",
+     "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent",
+     "cuCtxCreate", "cuDevicePrimaryCtxRetain", "cuModuleLoad", "cuLibraryLoad", NULL},
 };
+static const char *const api_alloc_prefixes[] = {GT_CUDA_ALLOC_PREFIXES};
+
+static bool prefixed(const char *name, const char *const *p, size_t n)
+{
+	for (size_t i = 0; i < n && p[i]; i++)
+		if (!strncmp(name, p[i], strlen(p[i])))
+			return true;
+	return false;
+}
 
 static bool api_wanted(bool driver, const char *name)
 {
-	for (const char *const *p = api_prefixes[driver]; *p; p++)
-		if (!strncmp(name, *p, strlen(*p)))
-			return true;
-	return false;
+	return prefixed(name, api_prefixes[driver], sizeof(api_prefixes[0]) / sizeof(char *)) ||
+	       prefixed(name, api_alloc_prefixes,
+			sizeof(api_alloc_prefixes) / sizeof(api_alloc_prefixes[0]));
 }
 
 /* After the kind is enabled: switches off the unwanted call ids, returns how many. */

@@ -487,7 +487,9 @@ static void test_units_inter_and_intra(void **state)
 	an_result__free(r);
 }
 
-static void ev_range(struct synth *s, uint32_t tid, uint32_t name_id, uint64_t start, uint64_t end)
+/* A host-side GPU record of thread tid (kind 5: API call, 6: NVTX range). */
+static void ev_host(struct synth *s, uint16_t kind, uint32_t tid, uint32_t name_id, uint64_t op_id,
+		    uint64_t start, uint64_t end)
 {
 	struct gt_gpu_op g = {};
 
@@ -496,10 +498,16 @@ static void ev_range(struct synth *s, uint32_t tid, uint32_t name_id, uint64_t s
 	g.tid = tid;
 	g.rec.start_ns = start;
 	g.rec.end_ns = end;
+	g.rec.op_id = op_id;
 	g.rec.name_id = name_id;
 	g.rec.tid = tid;
-	g.rec.kind = 6;
+	g.rec.kind = kind;
 	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
+}
+
+static void ev_range(struct synth *s, uint32_t tid, uint32_t name_id, uint64_t start, uint64_t end)
+{
+	ev_host(s, 6, tid, name_id, 0, start, end);
 }
 
 static void ev_name(struct synth *s, uint32_t id, const char *name)
@@ -518,18 +526,7 @@ static void ev_name(struct synth *s, uint32_t id, const char *name)
 /* A CUPTI API record: tid in API call name_id from start to end. */
 static void ev_api(struct synth *s, uint32_t tid, uint32_t name_id, uint64_t start, uint64_t end)
 {
-	struct gt_gpu_op g = {};
-
-	synth_hdr(&g.hdr, GT_REC_GPU_OP, sizeof(g), end);
-	g.pid = PID;
-	g.tid = tid;
-	g.rec.start_ns = start;
-	g.rec.end_ns = end;
-	g.rec.op_id = 1000 + name_id;
-	g.rec.name_id = name_id;
-	g.rec.tid = tid;
-	g.rec.kind = 5;
-	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
+	ev_host(s, 5, tid, name_id, 1000 + name_id, start, end);
 }
 
 /* Pinned and device allocations through the CUDA API are allocator time (#13). */

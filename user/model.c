@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "capture.h"
 #include "gaptrace.h"
+#include "gaptrace-cupti-api.h"
 #include "model.h"
 #include "util.h"
 
@@ -252,24 +253,7 @@ static void note_ts(struct pass1 *p, uint64_t ts)
  */
 static bool api_name_is_alloc(const char *name)
 {
-	static const char *const prefixes[] = {
-	    "cudaMalloc",
-	    "cudaFree",
-	    "cudaHostAlloc",
-	    "cudaHostRegister",
-	    "cudaHostUnregister",
-	    "cuMemAlloc",
-	    "cuMemFree",
-	    "cuMemHostAlloc",
-	    "cuMemHostRegister",
-	    "cuMemHostUnregister",
-	    "cuMemCreate",
-	    "cuMemRelease",
-	    "cuMemMap",
-	    "cuMemUnmap",
-	    "cuMemAddressReserve",
-	    "cuMemAddressFree",
-	};
+	static const char *const prefixes[] = {GT_CUDA_ALLOC_PREFIXES};
 
 	for (size_t i = 0; i < GT_ARRAY_SIZE(prefixes); i++)
 		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))

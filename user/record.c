@@ -354,16 +354,12 @@ static int rb_drain(struct recorder *r, int timeout_ms)
 	return err == RB_SLICE_OVER ? 0 : err;
 }
 
-static int on_record(void *ctx, void *data, size_t size)
+static void take_record(struct recorder *r, void *data, size_t size)
 {
-	struct recorder *r = ctx;
 	const struct gt_hdr *h = data;
-	int ret = 0;
 
-	if ((++r->slice_n & 255) == 0 && gt_now_mono_ns() - r->slice_start_ns >= RB_SLICE_NS)
-		ret = RB_SLICE_OVER;
 	if (size < sizeof(*h) || h->size > size || h->size < sizeof(*h))
-		return ret;
+		return;
 	switch (h->type) {
 	case GT_REC_OFFCPU: {
 		const struct gt_offcpu *o = data;
@@ -373,7 +369,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		note_stack(r, o->kstack_id, 0);
 		if (dw >= 0) {
 			put_patched(r, data, h->size, offsetof(struct gt_offcpu, ustack_id), dw);
-			return ret;
+			return;
 		}
 		break;
 	}
@@ -385,20 +381,20 @@ static int on_record(void *ctx, void *data, size_t size)
 		note_stack(r, s->kstack_id, 0);
 		if (dw >= 0) {
 			put_patched(r, data, h->size, offsetof(struct gt_sample, ustack_id), dw);
-			return ret;
+			return;
 		}
 		break;
 	}
 	case GT_REC_USTACK:
 		/* Becomes a STACKS entry: the snapshot itself is not kept. */
 		note_ustack(r, data, h->size);
-		return ret;
+		return;
 	case GT_REC_GPU_OP:
 		count_gpu_op(r, &((const struct gt_gpu_op *)data)->rec);
 		break;
 	case GT_REC_GPU_BATCH:
 		split_batch(r, data, h->size);
-		return ret;
+		return;
 	case GT_REC_NAME: {
 		const struct gt_name *n = data;
 		size_t len = offsetof(struct gt_name, name) + GT_MIN(n->len, GT_NAME_MAX - 1) + 1;
@@ -408,7 +404,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		memcpy(&copy, n, GT_MIN(sizeof(copy), h->size));
 		copy.hdr.size = (uint16_t)((len + 7) & ~7UL);
 		put_event(r, &copy, copy.hdr.size);
-		return ret;
+		return;
 	}
 	case GT_REC_TASK: {
 		const struct gt_task *t = data;
@@ -429,7 +425,16 @@ static int on_record(void *ctx, void *data, size_t size)
 		break;
 	}
 	put_event(r, data, h->size);
-	return ret;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct recorder *r = ctx;
+
+	take_record(r, data, size);
+	if ((++r->slice_n & 255) == 0 && gt_now_mono_ns() - r->slice_start_ns >= RB_SLICE_NS)
+		return RB_SLICE_OVER;
+	return 0;
 }
 
 /*
