@@ -35,7 +35,8 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
-USER_SRCS := $(wildcard user/*.c)
+USER_SRCS := $(wildcard user/*.c user/*/*.c)
+USER_HDRS := $(wildcard user/*.h user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
 
@@ -66,7 +67,7 @@ endif
 
 all: $(OUTPUT)/gaptrace workloads cupti
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/asan $(OUTPUT)/asan/user $(OUTPUT)/workloads:
+$(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/asan $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
 
 # ---- BPF ----
@@ -82,8 +83,9 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # ---- user space ----
-$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS) | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/gaptrace.h cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
 $(OUTPUT)/gaptrace: $(USER_OBJS)
@@ -153,8 +155,9 @@ $(OUTPUT)/tests/test_unwind $(OUTPUT)/asan/test_unwind: $(OUTPUT)/tests/nofp $(O
 # test_fuzz_replay includes the analysis fuzzer's target to replay its inputs.
 $(OUTPUT)/tests/test_fuzz_replay $(OUTPUT)/asan/test_fuzz_replay: tests/fuzz/fuzz_analysis.c
 
-$(OUTPUT)/asan/user/%.o: user/%.c $(wildcard user/*.h) bpf/gaptrace.h cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS) | $(OUTPUT)/asan/user
+$(OUTPUT)/asan/user/%.o: user/%.c $(USER_HDRS) bpf/gaptrace.h cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS)
 	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 		$(INCLUDES) -c $< -o $@
 
@@ -212,7 +215,7 @@ fuzz:
 	$(Q)tools/build-fuzz $(OUTPUT) --run $(FUZZ_SECONDS)
 
 format:
-	$(Q)clang-format -i $(filter-out vmlinux/%,$(wildcard bpf/*.c bpf/*.h user/*.c user/*.h \
+	$(Q)clang-format -i $(filter-out vmlinux/%,$(wildcard bpf/*.c bpf/*.h user/*.c user/*.h user/*/*.c user/*/*.h \
 		cupti/*.c cupti/*.h tests/*.c tests/*.h tests/workloads/*.c tests/workloads/*.h \
 		tests/gpu/*.cu tests/fuzz/*.c))
 

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "capture.h"
+#include "analysis/analysis.h"
+#include "capture/capture.h"
 #include "gaptrace.h"
-#include "util.h"
+#include "support/util.h"
 
 #define MS  NSEC_PER_MSEC
 #define US  NSEC_PER_USEC

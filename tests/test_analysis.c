@@ -16,11 +16,11 @@
 
 #include <cmocka.h>
 
-#include "analysis.h"
-#include "capture.h"
+#include "analysis/analysis.h"
+#include "capture/capture.h"
 #include "gaptrace.h"
-#include "model.h"
-#include "util.h"
+#include "analysis/model.h"
+#include "support/util.h"
 
 #include "synth_capture.h" /* MS, US, T0, PID, SYS_futex, SYS_clock_nanosleep */
 

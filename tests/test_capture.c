@@ -21,9 +21,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "capture.h"
+#include "capture/capture.h"
 #include "gaptrace.h"
-#include "util.h"
+#include "support/util.h"
 
 #define MEM	   "mem.gtcap"
 #define MAX_BLOCKS 300

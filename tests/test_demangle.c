@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "demangle.h"
-#include "util.h"
+#include "symbols/demangle.h"
+#include "support/util.h"
 
 struct vec {
 	const char *sym;

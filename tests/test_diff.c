@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "cmds.h"
-#include "diff.h"
+#include "output/diff.h"
 #include "synth_capture.h"
 
 #define WORKER 10

@@ -15,10 +15,10 @@
 #include <cmocka.h>
 
 #include "cmds.h"
-#include "export.h"
+#include "output/export.h"
 #include "minijson.h"
 #include "synth_capture.h"
-#include "timeline.h"
+#include "analysis/timeline.h"
 
 #define WORKER	   10
 #define HOLDER	   11

@@ -15,12 +15,12 @@
 
 #include <cmocka.h>
 
-#include "analysis.h"
-#include "capture.h"
-#include "flame.h"
+#include "analysis/analysis.h"
+#include "capture/capture.h"
+#include "output/flame.h"
 #include "gaptrace.h"
-#include "json.h"
-#include "util.h"
+#include "output/json.h"
+#include "support/util.h"
 
 #define SYS_epoll_wait 232
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "html.h"
+#include "output/html.h"
 #include "minijson.h"
 #include "synth_capture.h"
 

@@ -29,9 +29,9 @@
 
 #include <cmocka.h>
 
-#include "inject.h"
-#include "syms.h"
-#include "util.h"
+#include "record/inject.h"
+#include "symbols/syms.h"
+#include "support/util.h"
 
 /* Every child dies by then, whatever a bug does to the injector. */
 #define CHILD_ALARM_S 10

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "stats.h"
-#include "util.h"
+#include "analysis/stats.h"
+#include "support/util.h"
 
 #define assert_close(a, b, rel)                                             \
 	do {                                                                \

@@ -25,8 +25,8 @@
 
 #include <cmocka.h>
 
-#include "syms.h"
-#include "util.h"
+#include "symbols/syms.h"
+#include "support/util.h"
 
 /* noipa: no clone with a suffixed name ("foo.constprop.0"), a stable symbol. */
 static __attribute__((noipa)) int gt_test_target(int x)

@@ -25,9 +25,9 @@
 #include <cmocka.h>
 
 #include "gaptrace.h"
-#include "syms.h"
-#include "unwind.h"
-#include "util.h"
+#include "symbols/syms.h"
+#include "record/unwind.h"
+#include "support/util.h"
 
 #define SNAP_BYTES 8192
 

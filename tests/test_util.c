@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "json.h"
-#include "util.h"
+#include "output/json.h"
+#include "support/util.h"
 
 /* No byte a terminal acts on survives: C0, DEL, 0x80-0x9f raw or as U+0080-U+009F. */
 static void assert_no_controls(const char *s)

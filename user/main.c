@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "util.h"
+#include "support/util.h"
 
 static const struct cmd {
 	const char *name;

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "capture/capture.h"
 #include "gaptrace.h"
-#include "util.h"
+#include "support/util.h"
 
 #define NTHREADS 8
 #define PID 4242

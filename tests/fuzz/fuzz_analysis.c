@@ -37,11 +37,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "analysis.h"
-#include "capture.h"
+#include "analysis/analysis.h"
+#include "capture/capture.h"
 #include "cmds.h"
 #include "gaptrace.h"
-#include "util.h"
+#include "support/util.h"
 
 #ifndef GT_FUZZ_SEED_MAIN
 #include "../minijson.h"

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "capture.h"
+#include "capture/capture.h"
 #include "gaptrace.h"
 
 #ifndef GT_FUZZ_SEED_MAIN

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "gaptrace.h"
-#include "model.h"
-#include "util.h"
+#include "analysis/model.h"
+#include "support/util.h"
 
 #define MAX_DEPTH_LIMIT 16
 

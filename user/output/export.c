@@ -15,14 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "capture.h"
+#include "analysis/analysis.h"
+#include "capture/capture.h"
 #include "cmds.h"
-#include "export.h"
-#include "json.h"
-#include "report.h"
-#include "timeline.h"
-#include "util.h"
+#include "output/export.h"
+#include "output/json.h"
+#include "output/report.h"
+#include "analysis/timeline.h"
+#include "support/util.h"
 
 enum ev_kind {
 	EV_SPAN = 0, /* a: thread, b: span */

@@ -16,8 +16,8 @@
 
 #include "cmds.h"
 #include "gaptrace.skel.h"
-#include "sysprobe.h"
-#include "util.h"
+#include "record/sysprobe.h"
+#include "support/util.h"
 
 enum verdict { OK, WARN, FAIL };
 

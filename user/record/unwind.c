@@ -19,8 +19,8 @@
 #include <libelf.h>
 
 #include "gaptrace.h"
-#include "unwind.h"
-#include "util.h"
+#include "record/unwind.h"
+#include "support/util.h"
 
 #define MAX_PROCS      64		     /* processes with a live Dwfl (LRU beyond) */
 #define REREPORT_NS    (100 * NSEC_PER_MSEC) /* at most this often per process */

@@ -5,8 +5,8 @@
  */
 #include <math.h>
 
-#include "json.h"
-#include "util.h"
+#include "output/json.h"
+#include "support/util.h"
 
 void json_init(struct json *j, FILE *f, bool pretty)
 {

@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inject.h"
-#include "syms.h"
-#include "util.h"
+#include "record/inject.h"
+#include "symbols/syms.h"
+#include "support/util.h"
 
 #if defined(__x86_64__)
 

@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "capture.h"
+#include "analysis/analysis.h"
+#include "capture/capture.h"
 #include "cmds.h"
-#include "demangle.h"
-#include "flame.h"
-#include "html.h"
-#include "json.h"
-#include "report.h"
-#include "util.h"
+#include "symbols/demangle.h"
+#include "output/flame.h"
+#include "output/html.h"
+#include "output/json.h"
+#include "output/report.h"
+#include "support/util.h"
 
 struct report_opts {
 	const char *path;

@@ -17,11 +17,11 @@
 
 #include <bpf/libbpf.h>
 
-#include "attach.h"
-#include "capture.h"
+#include "record/attach.h"
+#include "capture/capture.h"
 #include "gaptrace.skel.h"
-#include "syms.h"
-#include "util.h"
+#include "symbols/syms.h"
+#include "support/util.h"
 
 struct seen_obj {
 	pid_t pid;

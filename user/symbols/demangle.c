@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
+#include "symbols/demangle.h"
 
 /* libstdc++ (cxxabi.h is C++ only, so declare it here). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

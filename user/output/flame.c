@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "capture/capture.h"
 #include "cmds.h"
-#include "demangle.h"
-#include "flame.h"
-#include "json.h"
-#include "report.h"
-#include "util.h"
+#include "symbols/demangle.h"
+#include "output/flame.h"
+#include "output/json.h"
+#include "output/report.h"
+#include "support/util.h"
 
 /* Tableau 10: distinct for the common colour-vision deficiencies, calm on white. */
 const char *const gt_cat_color[GT_CAT_MAX] = {

@@ -18,8 +18,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "sysprobe.h"
-#include "util.h"
+#include "record/sysprobe.h"
+#include "support/util.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38

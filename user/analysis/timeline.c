@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "gaptrace.h"
-#include "model.h"
-#include "timeline.h"
-#include "util.h"
+#include "analysis/model.h"
+#include "analysis/timeline.h"
+#include "support/util.h"
 
 const char *const tl_state_names[TL_STATE_MAX] = {"running", "runnable", "preempted", "blocked",
 						  "unknown"};

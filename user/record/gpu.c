@@ -13,12 +13,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "attach.h"
+#include "record/attach.h"
 #include "gaptrace-cupti-status.h"
-#include "gpu.h"
-#include "inject.h"
-#include "syms.h"
-#include "util.h"
+#include "record/gpu.h"
+#include "record/inject.h"
+#include "symbols/syms.h"
+#include "support/util.h"
 
 #define CUPTI_LIB "libgaptrace-cupti.so"
 

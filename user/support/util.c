@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "support/util.h"
 
 int gt_verbose;
 static bool progress_active;

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis.h"
-#include "stats.h"
+#include "analysis/analysis.h"
+#include "analysis/stats.h"
 
 /* Values compared per observation: each category, then the whole gap. */
 #define DF_TOTAL GT_CAT_MAX

@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "capture.h"
+#include "analysis/analysis.h"
+#include "capture/capture.h"
 #include "gaptrace.h"
 #include "gaptrace-cupti-api.h"
-#include "model.h"
-#include "util.h"
+#include "analysis/model.h"
+#include "support/util.h"
 
 const char *const gt_cat_names[GT_CAT_MAX] = {
     "scheduler", "lock", "allocator", "wait", "io", "sleep", "cuda", "cpu", "unknown",

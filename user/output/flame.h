@@ -32,7 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis.h"
+#include "analysis/analysis.h"
 
 struct capture;
 

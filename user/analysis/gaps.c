@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-#include "util.h"
+#include "analysis/model.h"
+#include "support/util.h"
 
 static int cmp_op(const void *a, const void *b)
 {

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "analysis.h"
+#include "analysis/analysis.h"
 
 /* u64 -> u64 open-addressing map; every key value is allowed. */
 struct u64map {

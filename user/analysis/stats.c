@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
-#include "util.h"
+#include "analysis/stats.h"
+#include "support/util.h"
 
 static int cmp_double(const void *a, const void *b)
 {

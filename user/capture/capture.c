@@ -18,9 +18,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "capture.h"
+#include "capture/capture.h"
 #include "gaptrace.h"
-#include "util.h"
+#include "support/util.h"
 
 /* What GT_CAP_BOM reads as when the writer had the other byte order. */
 #define GT_CAP_BOM_SWAPPED 0x4D3C2B1AU

@@ -25,16 +25,16 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "attach.h"
-#include "capture.h"
+#include "record/attach.h"
+#include "capture/capture.h"
 #include "cmds.h"
 #include "gaptrace.h"
 #include "gaptrace.skel.h"
-#include "gpu.h"
-#include "syms.h"
-#include "sysprobe.h"
-#include "unwind.h"
-#include "util.h"
+#include "record/gpu.h"
+#include "symbols/syms.h"
+#include "record/sysprobe.h"
+#include "record/unwind.h"
+#include "support/util.h"
 
 #define FLUSH_NS	   (250 * NSEC_PER_MSEC)
 #define STATS_NS	   (250 * NSEC_PER_MSEC)

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "capture.h"
-#include "flame.h"
-#include "html.h"
-#include "json.h"
-#include "timeline.h"
-#include "util.h"
+#include "analysis/analysis.h"
+#include "capture/capture.h"
+#include "output/flame.h"
+#include "output/html.h"
+#include "output/json.h"
+#include "analysis/timeline.h"
+#include "support/util.h"
 
 /* Text from the capture (thread names, symbols, paths) always goes out through gt_xml_puts. */
 

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "capture/capture.h"
 #include "cmds.h"
 #include "gaptrace.h"
-#include "util.h"
+#include "support/util.h"
 
 struct dump_sym {
 	uint64_t ip;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "gaptrace.h"
-#include "model.h"
+#include "analysis/model.h"
 
 /* x86-64 syscall numbers used below. */
 enum {

@@ -10,16 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "capture.h"
+#include "analysis/analysis.h"
+#include "capture/capture.h"
 #include "cmds.h"
-#include "diff.h"
-#include "flame.h"
-#include "json.h"
-#include "report.h"
-#include "stats.h"
-#include "timeline.h"
-#include "util.h"
+#include "output/diff.h"
+#include "output/flame.h"
+#include "output/json.h"
+#include "output/report.h"
+#include "analysis/stats.h"
+#include "analysis/timeline.h"
+#include "support/util.h"
 
 #define BOOT_SEED 0x67617074726163ULL /* fixed: the same captures give the same interval */
 #define CI_LEVEL  0.99

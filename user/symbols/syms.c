@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "syms.h"
-#include "util.h"
+#include "symbols/syms.h"
+#include "support/util.h"
 
 #define PROC_BUCKETS 1024
 #define ELF_BUCKETS  1024

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "capture.h"
+#include "analysis/analysis.h"
+#include "capture/capture.h"
 #include "cmds.h"
 #include "gaptrace.h"
-#include "json.h"
-#include "util.h"
+#include "output/json.h"
+#include "support/util.h"
 
 #define NBLOCK_KINDS 9
 
