@@ -867,6 +867,20 @@ static void test_u64map_any_key(void **state)
 	assert_int_equal(v, 11);
 	assert_false(u64map_get(&m, 2, &v));
 	assert_int_equal(m.n, 3003);
+	/* add: a set's insert; it never replaces. */
+	assert_false(u64map_add(&m, UINT64_MAX, 1));
+	assert_true(u64map_get(&m, UINT64_MAX, &v));
+	assert_int_equal(v, 42);
+	assert_true(u64map_add(&m, 2, 22));
+	assert_int_equal(m.n, 3004);
+	/* clear empties the map and it works again. */
+	u64map_clear(&m);
+	assert_int_equal(m.n, 0);
+	assert_false(u64map_get(&m, 0, &v));
+	assert_false(u64map_get(&m, UINT64_MAX, &v));
+	assert_true(u64map_add(&m, 0, 5));
+	assert_true(u64map_get(&m, 0, &v));
+	assert_int_equal(v, 5);
 	u64map_free(&m);
 }
 

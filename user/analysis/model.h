@@ -11,16 +11,8 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
+#include "support/u64map.h"
 
-/* u64 -> u64 open-addressing map; every key value is allowed. */
-struct u64map {
-	uint64_t *keys, *vals;
-	bool *used; /* slot occupied */
-	size_t cap, n;
-};
-bool u64map_get(const struct u64map *m, uint64_t key, uint64_t *val);
-void u64map_put(struct u64map *m, uint64_t key, uint64_t val);
-void u64map_free(struct u64map *m);
 
 struct m_op {
 	uint64_t start, end, op_id;
