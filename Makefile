@@ -10,10 +10,19 @@ CC ?= cc
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(CUDA_HOME)/bin/nvcc
 
-ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+LLVM_STRIP ?= llvm-strip
+CLANG_FORMAT ?= clang-format
+
+# Only x86-64 is supported: the BPF program reads x86-64 registers and syscall
+# numbers (bpf/gaptrace_syscalls.h) and vmlinux/ holds only vmlinux/x86.
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/')
+ifneq ($(ARCH),x86)
+ifeq ($(filter deps clean format format-check,$(MAKECMDGOALS)),)
+$(error gaptrace builds on x86-64 only (this machine is $(shell uname -m)): the BPF program uses x86-64 registers and syscall numbers)
+endif
+endif
 VMLINUX := vmlinux/$(ARCH)/vmlinux.h
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
-LIBDIR := $(shell pkg-config --variable=libdir libbpf 2>/dev/null || echo /usr/lib/$(shell gcc -print-multiarch))
 
 GT_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
@@ -22,12 +31,12 @@ CFLAGS ?= -g -O2
 override CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -D_GNU_SOURCE \
 	-DGT_VERSION='"$(GT_VERSION)"'
 INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Icupti
-# libbpf and libelf static so the binary can be copied to another host.
-# libdw (--stacks dwarf unwinding) too: it needs libelf, zlib, lzma and bzip2
-# (`pkg-config --static --libs libdw`), all shipped as .a by Debian.
-LIBDW_STATIC := $(LIBDIR)/libdw.a
-LIBS_STATIC := $(LIBDIR)/libbpf.a $(LIBDW_STATIC) $(LIBDIR)/libelf.a $(LIBDIR)/libz.a \
-	$(LIBDIR)/liblzma.a $(LIBDIR)/libbz2.a
+# libbpf, libdw (--stacks dwarf unwinding) and what they need (libelf, zlib,
+# lzma, bzip2: `pkg-config --static --libs`) linked statically so the binary
+# can be copied to another host; Debian ships them all as .a.
+STATIC_PKGS := libbpf libdw
+STATIC_LIBS := $(shell pkg-config --static --libs $(STATIC_PKGS) 2>/dev/null)
+LIBS_STATIC := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic
 # libstdc++ (shared) for __cxa_demangle: C++ frame names in flame graphs.
 LDLIBS := $(LIBS_STATIC) -lm -lpthread -lstdc++
 
@@ -62,7 +71,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps demo test unit-test integration-test browser-test bench format install fuzz cupti workloads \
+.PHONY: all clean deps demo test unit-test integration-test browser-test bench format format-check install fuzz cupti workloads \
 	gpu-workload
 
 all: $(OUTPUT)/gaptrace workloads cupti
@@ -76,7 +85,7 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/gaptrace.h $(wildcard bpf/*.bpf.h) $(VMLINUX)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Icupti \
 		-idirafter /usr/include/$(MULTIARCH) \
 		-Wall -Werror -c $< -o $@
-	$(Q)llvm-strip -g $@ 2>/dev/null || true
+	$(Q)$(LLVM_STRIP) -g $@
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 	$(call msg,GEN-SKEL,$@)
@@ -90,16 +99,17 @@ $(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/gaptrace.h cupti/gaptrace-cupti-st
 
 $(OUTPUT)/gaptrace: $(USER_OBJS)
 	$(call msg,BINARY,$@)
+	$(Q)[ -n "$(STATIC_LIBS)" ] || { echo "gaptrace: error: pkg-config finds no static $(STATIC_PKGS): run 'sudo make deps'" >&2; exit 1; }
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # ---- workloads (ground truth programs; frame pointers kept) ----
 workloads: $(WORKLOADS)
-$(OUTPUT)/workloads/%: tests/workloads/%.c tests/workloads/inject_common.h cupti/gaptrace-usdt.h \
+$(OUTPUT)/workloads/%: tests/workloads/%.c tests/workloads/delay_common.h cupti/gaptrace-usdt.h \
 		| $(OUTPUT)/workloads
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
 		-Icupti $< -o $@ -lpthread -lm
-$(OUTPUT)/workloads/prover_sim_nofp: tests/workloads/prover_sim.c tests/workloads/inject_common.h \
+$(OUTPUT)/workloads/prover_sim_nofp: tests/workloads/prover_sim.c tests/workloads/delay_common.h \
 		cupti/gaptrace-usdt.h | $(OUTPUT)/workloads
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fomit-frame-pointer \
@@ -214,10 +224,17 @@ fuzz:
 	$(Q)tools/install-deps --fuzz
 	$(Q)tools/build-fuzz $(OUTPUT) --run $(FUZZ_SECONDS)
 
+# Every C, CUDA and header file of the project (vmlinux.h is generated).
+FORMAT_SRCS = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' '*.cu'))
 format:
-	$(Q)clang-format -i $(filter-out vmlinux/%,$(wildcard bpf/*.c bpf/*.h user/*.c user/*.h user/*/*.c user/*/*.h \
-		cupti/*.c cupti/*.h tests/*.c tests/*.h tests/workloads/*.c tests/workloads/*.h \
-		tests/gpu/*.cu tests/fuzz/*.c))
+	$(Q)$(CLANG_FORMAT) -i $(FORMAT_SRCS)
+
+# CI: fails, naming the files, when one is not formatted (`make format` fixes it).
+format-check:
+	$(Q)bad=$$(for f in $(FORMAT_SRCS); do $(CLANG_FORMAT) $$f | cmp -s - $$f || echo $$f; done); \
+	if [ -n "$$bad" ]; then \
+		echo "gaptrace: error: not clang-formatted: $$(echo $$bad): run 'make format'" >&2; exit 1; fi; \
+	echo "  FORMAT   $(words $(FORMAT_SRCS)) files clean"
 
 install: $(OUTPUT)/gaptrace cupti
 	install -D -m 0755 $(OUTPUT)/gaptrace $(DESTDIR)/usr/local/bin/gaptrace

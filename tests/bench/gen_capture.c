@@ -17,7 +17,7 @@
 #include "support/util.h"
 
 #define NTHREADS 8
-#define PID 4242
+#define PID	 4242
 
 static struct capture_writer *w;
 static uint64_t nrec;
@@ -46,7 +46,7 @@ static void usage(void)
 
 static void put_unit(uint64_t id, uint64_t ts, bool begin)
 {
-	struct gt_unit u = { .pid = PID, .tid = PID, .unit_id = id, .begin = begin };
+	struct gt_unit u = {.pid = PID, .tid = PID, .unit_id = id, .begin = begin};
 
 	put(&u, GT_REC_UNIT, sizeof(u), ts);
 }
@@ -58,8 +58,8 @@ static void small_unit(uint64_t id, uint64_t *t, uint64_t *op, unsigned *seed)
 
 	put_unit(id, *t, true);
 	for (int k = 0; k < 2; k++) {
-		struct gt_gpu_launch l = { .pid = PID, .tid = PID, .op_id = *op };
-		struct gt_gpu_op g = { .pid = PID, .tid = PID + 1 };
+		struct gt_gpu_launch l = {.pid = PID, .tid = PID, .op_id = *op};
+		struct gt_gpu_op g = {.pid = PID, .tid = PID + 1};
 
 		put(&l, GT_REC_GPU_LAUNCH, sizeof(l), *t);
 		g.rec.start_ns = *t + 20000;
@@ -72,8 +72,8 @@ static void small_unit(uint64_t id, uint64_t *t, uint64_t *op, unsigned *seed)
 	put_unit(id, *t, false);
 	gap_end = *t + 2000000 + (rand_r(seed) % 5) * 1000000ULL;
 	while (*t < gap_end) {
-		struct gt_offcpu o = { .pid = PID, .tid = PID };
-		struct gt_sample s = { .pid = PID, .tid = PID, .syscall_nr = -1 };
+		struct gt_offcpu o = {.pid = PID, .tid = PID};
+		struct gt_sample s = {.pid = PID, .tid = PID, .syscall_nr = -1};
 
 		o.off_ns = *t;
 		o.wake_ns = *t + 300000 + (rand_r(seed) % 200) * 1000;
@@ -92,11 +92,10 @@ static void small_unit(uint64_t id, uint64_t *t, uint64_t *op, unsigned *seed)
 
 int main(int argc, char **argv)
 {
-	const char *kv[] = { "pid=4242", "comm=bench", "start_mono_ns=1000000000",
-			     "sample_period_ns=1000000", "gpu_source=usdt" };
-	static const struct option lopts[] = { { "units", required_argument, NULL, 'u' },
-					       { "seed", required_argument, NULL, 's' },
-					       {} };
+	const char *kv[] = {"pid=4242", "comm=bench", "start_mono_ns=1000000000",
+			    "sample_period_ns=1000000", "gpu_source=usdt"};
+	static const struct option lopts[] = {
+	    {"units", required_argument, NULL, 'u'}, {"seed", required_argument, NULL, 's'}, {}};
 	struct capture_buf probes = {}, end = {};
 	uint64_t target = 0, units = 0, t = 1000000000ULL, op = 1;
 	unsigned seed = 1;
@@ -125,7 +124,7 @@ int main(int argc, char **argv)
 	capture_buf__probe(&probes, 0, "malloc_trim", "libc.so.6", "allocator");
 	capture_writer__block(w, GT_BLK_PROBES, probes.data, probes.len);
 	for (uint32_t i = 0; i < NTHREADS; i++) {
-		struct gt_task task = { .pid = PID, .tid = PID + i, .event = GT_TASK_SEEN };
+		struct gt_task task = {.pid = PID, .tid = PID + i, .event = GT_TASK_SEEN};
 
 		snprintf(task.comm, sizeof(task.comm), "worker-%u", i);
 		put(&task, GT_REC_TASK, sizeof(task), t);
@@ -137,8 +136,8 @@ int main(int argc, char **argv)
 
 		/* One unit: 16 kernels of 1 ms, then a 5-20 ms gap full of CPU activity. */
 		for (int k = 0; k < 16; k++) {
-			struct gt_gpu_launch l = { .pid = PID, .tid = PID, .op_id = op };
-			struct gt_gpu_op g = { .pid = PID, .tid = PID + 1 };
+			struct gt_gpu_launch l = {.pid = PID, .tid = PID, .op_id = op};
+			struct gt_gpu_op g = {.pid = PID, .tid = PID + 1};
 
 			put(&l, GT_REC_GPU_LAUNCH, sizeof(l), t);
 			g.rec.start_ns = t + 20000;
@@ -152,8 +151,8 @@ int main(int argc, char **argv)
 
 		while (t < gap_end) {
 			uint32_t tid = PID + (uint32_t)(rand_r(&seed) % NTHREADS);
-			struct gt_offcpu o = { .pid = PID, .tid = tid };
-			struct gt_sample s = { .pid = PID, .tid = tid, .syscall_nr = -1 };
+			struct gt_offcpu o = {.pid = PID, .tid = tid};
+			struct gt_sample s = {.pid = PID, .tid = tid, .syscall_nr = -1};
 
 			o.off_ns = t;
 			o.wake_ns = t + 50000;
@@ -167,8 +166,10 @@ int main(int argc, char **argv)
 			s.ustack_id = s.kstack_id = -1;
 			put(&s, GT_REC_SAMPLE, sizeof(s), t + 80000);
 			if (rand_r(&seed) % 50 == 0) {
-				struct gt_call c = { .pid = PID, .tid = tid, .enter_ns = t + 61000,
-						     .exit_ns = t + 90000 };
+				struct gt_call c = {.pid = PID,
+						    .tid = tid,
+						    .enter_ns = t + 61000,
+						    .exit_ns = t + 90000};
 
 				put(&c, GT_REC_CALL, sizeof(c), c.exit_ns);
 			}

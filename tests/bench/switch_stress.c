@@ -39,9 +39,9 @@
 enum mode { M_PIPE, M_FUTEX, M_MIX, M_MANY, M_STACKS };
 
 struct pair {
-	int ab[2], ba[2];			/* pipes: a->b, b->a */
-	_Atomic uint32_t fa, fb;		/* futex words */
-	pthread_mutex_t mu;			/* mix: uncontended */
+	int ab[2], ba[2];	 /* pipes: a->b, b->a */
+	_Atomic uint32_t fa, fb; /* futex words */
+	pthread_mutex_t mu;	 /* mix: uncontended */
 	int cpu;
 	_Atomic uint64_t rounds;
 	pthread_t ta, tb;
@@ -51,8 +51,8 @@ static enum mode mode = M_PIPE;
 static double rate = 100000, duration = 3, warmup = 0.5;
 static int npairs = 1, first_cpu = 0, depth = 15;
 static bool wait_sig, linger;
-static uint64_t spin_per_round;		/* spin loop iterations between round trips */
-static uint32_t mutex_per_round;	/* mix: mutex ops between round trips */
+static uint64_t spin_per_round;	 /* spin loop iterations between round trips */
+static uint32_t mutex_per_round; /* mix: mutex ops between round trips */
 static _Atomic int stop;
 static volatile sig_atomic_t go, done;
 static struct pair *pairs;
@@ -291,7 +291,7 @@ int main(int argc, char **argv)
 		double per_cpu_rate = rate / (cpus > 0 ? cpus : 1);
 		double pairs_per_cpu = (double)npairs / (cpus > 0 ? cpus : 1);
 
-		period_us = 2e6 / per_cpu_rate;		/* one round trip on one CPU */
+		period_us = 2e6 / per_cpu_rate; /* one round trip on one CPU */
 		period_us = period_us * pairs_per_cpu - 6.0 * pairs_per_cpu;
 		if (period_us < 0)
 			period_us = 0;

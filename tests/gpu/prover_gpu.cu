@@ -3,7 +3,7 @@
  * prover_gpu.cu: the ground-truth workload of tests/workloads/prover_sim.c on a
  * real NVIDIA GPU: same scenarios, options and truth file, real kernels.
  *
- * Threads and injections are prover_sim's (tests/workloads/inject_common.h):
+ * Threads and delays are prover_sim's (tests/workloads/delay_common.h):
  * synth-N feed a bounded channel; gpu-worker pops a partition, fires
  * unit_begin, launches the unit's work on one stream, waits for it with
  * cudaStreamSynchronize, post-processes ~0.1 ms, fires unit_end and then
@@ -35,7 +35,7 @@
 
 #include <cuda_runtime.h>
 
-#include "inject_common.h"
+#include "delay_common.h"
 
 #define OUT_BYTES    (64 * 1024)
 #define BLOCK	     128
@@ -285,7 +285,7 @@ static void *worker_main(void *arg)
 	unsigned int u;
 
 	(void)arg;
-	inj_worker_begin();
+	delay_worker_begin();
 	CU(cudaSetDevice(gopt.device));
 	if (gopt.duration_ns)
 		deadline = now_ns() + gopt.duration_ns;
@@ -322,7 +322,7 @@ static void *worker_main(void *arg)
 		spin_for(POSTPROC_NS);
 		GAPTRACE_UNIT_END(u);
 		if (inject)
-			inject_gap(u);
+			delay_gap(u);
 		if (last) {
 			u++;
 			break;
@@ -517,7 +517,7 @@ static void parse_args(int argc, char **argv)
 		opt.units = cap > 1000000 ? 1000000 : (unsigned int)cap;
 	}
 	units_requested = opt.units;
-	inj_finish_options();
+	delay_finish_options();
 	if (help) {
 		usage(stdout);
 		exit(0);
@@ -527,11 +527,11 @@ static void parse_args(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	pthread_t worker, synth[64];
-	struct inj_helpers helpers;
+	struct delay_helpers helpers;
 	FILE *truth = NULL;
 	uint64_t start_ns, end_ns;
 
-	inj_defaults("prover_gpu", "./prover_gpu.io");
+	delay_defaults("prover_gpu", "./prover_gpu.io");
 	parse_args(argc, argv);
 
 	if (opt.truth_path) {
@@ -545,13 +545,13 @@ int main(int argc, char **argv)
 	}
 	gpu_init();
 	calibrate();
-	if (inj_setup())
+	if (delay_setup())
 		return 1;
 	set_anchor();
 	/* The run proper: CUDA's start-up and the calibration are not part of it. */
 	start_ns = now_ns();
 
-	inj_start_helpers(&helpers);
+	delay_start_helpers(&helpers);
 	for (unsigned int i = 0; i < opt.synth; i++)
 		spawn(&synth[i], synth_main, (void *)(uintptr_t)i, "start synth thread");
 	spawn(&worker, worker_main, NULL, "start gpu-worker thread");
@@ -560,7 +560,7 @@ int main(int argc, char **argv)
 	end_ns = now_ns();
 	for (unsigned int i = 0; i < opt.synth; i++)
 		pthread_join(synth[i], NULL);
-	inj_stop_helpers(&helpers);
+	delay_stop_helpers(&helpers);
 	gpu_fini();
 	opt.units = units_run;
 
@@ -581,11 +581,11 @@ int main(int argc, char **argv)
 		    gpu.anchor_err / 1e3);
 		print_verbose();
 	}
-	inj_report_warnings();
+	delay_report_warnings();
 	if (!opt.quiet)
-		printf("prover_gpu: scenario=%s units=%u wall=%.3fs injections=%u kernel=%.3fms "
+		printf("prover_gpu: scenario=%s units=%u wall=%.3fs delays=%u kernel=%.3fms "
 		       "unit_gpu=%.3fms\n",
-		       scenario_names[opt.scenario], opt.units, (end_ns - start_ns) / 1e9,
-		       n_injections, gpu.kernel_ns / 1e6, gpu.unit_ns / 1e6);
+		       scenario_names[opt.scenario], opt.units, (end_ns - start_ns) / 1e9, n_delays,
+		       gpu.kernel_ns / 1e6, gpu.unit_ns / 1e6);
 	return 0;
 }

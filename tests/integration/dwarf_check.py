@@ -14,15 +14,15 @@ import json
 import subprocess
 import sys
 
-# The function of tests/workloads/inject_common.h that runs each kind.
-INJECTION_FUNC = {
-    "lock": "inject_lock",  # the one that calls pthread_mutex_lock
-    "trim": "inject_alloc",  # malloc_trim
-    "munmap": "inject_alloc",
-    "sched": "inject_sched",
-    "sleep": "inject_sleep",
-    "cpu": "inject_cpu",
-    "io": "inject_io",
+# The function of tests/workloads/delay_common.h that runs each kind.
+DELAY_FUNC = {
+    "lock": "delay_lock",  # the one that calls pthread_mutex_lock
+    "trim": "delay_alloc",  # malloc_trim
+    "munmap": "delay_alloc",
+    "sched": "delay_sched",
+    "sleep": "delay_sleep",
+    "cpu": "delay_cpu",
+    "io": "delay_io",
 }
 # Kinds whose delay is off-CPU by construction: some intervals must exist.
 OFFCPU_KINDS = {"lock", "sleep", "io", "sched"}
@@ -67,7 +67,7 @@ def main():
         for tok in f:
             if tok.startswith("ustack_dwarf=") or tok.startswith("ustack_frames="):
                 frames = tok.split("=", 1)[1].split(";")
-        want = INJECTION_FUNC[win[2]]
+        want = DELAY_FUNC[win[2]]
         if want in frames:
             good += 1
             if "worker_main" in frames[frames.index(want):]:
@@ -88,7 +88,7 @@ def main():
     pct = 100.0 * good / total
     print("%.1f%% of %d worker off-CPU intervals >= %g ms in injected delays name %s "
           "(%.1f%% also reach worker_main; %d shorter ones keep fp stacks)"
-          % (pct, total, min_ms, ",".join(sorted({INJECTION_FUNC[k] for k in kinds})),
+          % (pct, total, min_ms, ",".join(sorted({DELAY_FUNC[k] for k in kinds})),
              100.0 * deep / total, short))
     return 0 if pct >= min_pct else 1
 

@@ -55,19 +55,19 @@
  * measured thread is the janitor or synth-peer, against its own run_delay,
  * and each injection names it ("tid").
  *
- * The allocator injections cost more to set up than they take (faulting pages
+ * The allocator delays cost more to set up than they take (faulting pages
  * in costs ~2.5x a trim of them and ~4x an munmap on the development VM), and
  * the setup must not fall into a gap, so heap-prep works only while the GPU is
  * busy.  By default the sizes are chosen so that one round fits into one GPU
  * unit; a round that is not ready when its gap comes is skipped, never waited
  * for, and listed under "skipped" in the truth.
  *
- * The options, synthesis, helper threads, injections and truth file live in
- * inject_common.h, shared with the real-GPU version (tests/gpu/prover_gpu.cu).
+ * The options, synthesis, helper threads, delays and truth file live in
+ * delay_common.h, shared with the real-GPU version (tests/gpu/prover_gpu.cu).
  */
 #include <getopt.h>
 
-#include "inject_common.h"
+#include "delay_common.h"
 
 #define SIM_DEVICE	   0
 #define SIM_STREAM	   7 /* any fixed stream id; real provers use one per GPU worker */
@@ -206,7 +206,7 @@ static void *worker_main(void *arg)
 	uint64_t op_id = 0;
 
 	(void)arg;
-	inj_worker_begin();
+	delay_worker_begin();
 	for (unsigned int u = 0; u < opt.units; u++) {
 		bool inject = opt.scenario != SC_NONE && u + 1 < opt.units;
 		uint64_t first_launch = 0, expected_end;
@@ -233,7 +233,7 @@ static void *worker_main(void *arg)
 		spin_for(POSTPROC_NS);
 		GAPTRACE_UNIT_END(u);
 		if (inject)
-			inject_gap(u);
+			delay_gap(u);
 	}
 	return NULL;
 }
@@ -365,7 +365,7 @@ static void parse_args(int argc, char **argv)
 	if (optind < argc)
 		bad_usage("unexpected argument '%s' (every setting is an option)", argv[optind]);
 
-	inj_finish_options();
+	delay_finish_options();
 	if (help) {
 		usage(stdout);
 		exit(0);
@@ -375,11 +375,11 @@ static void parse_args(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	pthread_t worker, gpusim, synth[64];
-	struct inj_helpers helpers;
+	struct delay_helpers helpers;
 	FILE *truth = NULL;
 	uint64_t start_ns, end_ns;
 
-	inj_defaults("prover_sim", "./prover_sim.io");
+	delay_defaults("prover_sim", "./prover_sim.io");
 	parse_args(argc, argv);
 	start_ns = now_ns();
 
@@ -392,13 +392,13 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (inj_setup())
+	if (delay_setup())
 		return 1;
 	gpu.q = calloc(opt.kernels, sizeof(*gpu.q));
 	if (!gpu.q)
 		die("calloc");
 
-	inj_start_helpers(&helpers);
+	delay_start_helpers(&helpers);
 	spawn(&gpusim, gpusim_main, NULL, "start gpu-sim thread");
 	for (unsigned int i = 0; i < opt.synth; i++)
 		spawn(&synth[i], synth_main, (void *)(uintptr_t)i, "start synth thread");
@@ -414,7 +414,7 @@ int main(int argc, char **argv)
 	pthread_join(gpusim, NULL);
 	for (unsigned int i = 0; i < opt.synth; i++)
 		pthread_join(synth[i], NULL);
-	inj_stop_helpers(&helpers);
+	delay_stop_helpers(&helpers);
 
 	if (truth) {
 		write_truth(truth, start_ns, end_ns, "gpu-sim", gpusim_tid, NULL);
@@ -426,10 +426,10 @@ int main(int argc, char **argv)
 	}
 	if (opt.verbose)
 		print_verbose();
-	inj_report_warnings();
+	delay_report_warnings();
 	if (!opt.quiet)
-		printf("prover_sim: scenario=%s units=%u wall=%.3fs injections=%u\n",
+		printf("prover_sim: scenario=%s units=%u wall=%.3fs delays=%u\n",
 		       scenario_names[opt.scenario], opt.units, (end_ns - start_ns) / 1e9,
-		       n_injections);
+		       n_delays);
 	return 0;
 }

@@ -404,7 +404,7 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const ch
 {
 	static char b[2][1024][48];
 	int drv = d == CUPTI_CB_DOMAIN_DRIVER_API;
-	const char *base = drv ? (cbid == 312 ? "cuLaunchKernel" : "cuMock")
+	const char *base = drv		 ? (cbid == 312 ? "cuLaunchKernel" : "cuMock")
 			   : cbid == 211 ? "cudaLaunchKernel_v7000"
 			   : cbid == 131 ? "cudaStreamSynchronize_v3020"
 			   : cbid == 10	 ? "cudaGetLastError_v3020"
@@ -504,9 +504,9 @@ void mock_launch(const char *name, uint64_t dur_ns, int memcpy_too)
 		}
 	}
 	e = mono_ns() + 3000;
-	api(211, s, e, corr, 0);	     /* cudaLaunchKernel */
+	api(211, s, e, corr, 0);	      /* cudaLaunchKernel */
 	api(312, s + 500, e - 500, dcorr, 1); /* the driver call inside it */
-	api(10, s, s + 100, next_corr++, 0); /* cudaGetLastError: the library skips it */
+	api(10, s, s + 100, next_corr++, 0);  /* cudaGetLastError: the library skips it */
 	pthread_mutex_unlock(&mu);
 	while (mono_ns() < e)
 		;

@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * inject_common.h: the prover-shaped skeleton and the measured gap injections
+ * delay_common.h: the prover-shaped skeleton and the measured gap delays
  * shared by the ground-truth workloads (prover_sim.c, tests/gpu/prover_gpu.cu).
  *
  * Everything here is static and compiles as C (gnu11) and as C++ (nvcc): the
  * options, the synthesis threads and their channel, the helper threads that
  * set up each injection (lock-holder, heap-prep, hog, janitor, synth-peer),
- * the injections themselves with their CLOCK_MONOTONIC windows and run_delay
+ * the delays themselves with their CLOCK_MONOTONIC windows and run_delay
  * bracketing, and the ground-truth JSON (schema gaptrace.truth/1).  A
  * workload supplies its GPU and its gpu-worker loop, and calls:
  *
- *   inj_defaults(prog, io_path)     before parsing options
- *   inj_finish_options()            after them (allocator round sizes)
- *   inj_setup() / inj_start_helpers() / inj_stop_helpers()
- *   inj_worker_begin()              first thing on the gpu-worker thread
+ *   delay_defaults(prog, io_path)     before parsing options
+ *   delay_finish_options()            after them (allocator round sizes)
+ *   delay_setup() / delay_start_helpers() / delay_stop_helpers()
+ *   delay_worker_begin()              first thing on the gpu-worker thread
  *   holder_request(), prep_open_gate() while the GPU runs a unit
- *   inject_gap(u)                   in the gap after unit u
- *   write_truth(), print_verbose(), inj_report_warnings() at the end
+ *   delay_gap(u)                   in the gap after unit u
+ *   write_truth(), print_verbose(), delay_report_warnings() at the end
  */
 #ifndef INJECT_COMMON_H
 #define INJECT_COMMON_H
@@ -45,7 +45,7 @@
 #include "gaptrace-usdt.h"
 
 /* Every workload uses only part of this header. */
-#define INJ_STATIC static __attribute__((unused))
+#define DELAY_STATIC static __attribute__((unused))
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -99,27 +99,27 @@ enum scenario {
 	SC_COUNT,
 };
 
-INJ_STATIC const char *const scenario_names[SC_COUNT] = {
+DELAY_STATIC const char *const scenario_names[SC_COUNT] = {
     "none", "lock", "trim", "munmap", "sched", "sleep", "cpu", "io", "mixed", "chain",
 };
 
-enum inj_kind {
-	INJ_LOCK,
-	INJ_TRIM,
-	INJ_MUNMAP,
-	INJ_SCHED,
-	INJ_SLEEP,
-	INJ_CPU,
-	INJ_IO,
+enum delay_kind {
+	DELAY_LOCK,
+	DELAY_TRIM,
+	DELAY_MUNMAP,
+	DELAY_SCHED,
+	DELAY_SLEEP,
+	DELAY_CPU,
+	DELAY_IO,
 };
 
-INJ_STATIC const char *const inj_names[] = {"lock",  "trim", "munmap", "sched",
-					    "sleep", "cpu",  "io"};
-INJ_STATIC const char *const inj_categories[] = {
+DELAY_STATIC const char *const delay_names[] = {"lock",	 "trim", "munmap", "sched",
+						"sleep", "cpu",	 "io"};
+DELAY_STATIC const char *const delay_categories[] = {
     "lock", "allocator", "allocator", "scheduler", "sleep", "cpu", "io",
 };
 
-struct inj_opts {
+struct delay_opts {
 	enum scenario scenario;
 	unsigned int units;
 	unsigned int kernels;
@@ -136,12 +136,12 @@ struct inj_opts {
 	bool verbose;
 };
 
-INJ_STATIC struct inj_opts opt;
-INJ_STATIC const char *inj_prog = "workload"; /* prefix of every message */
+DELAY_STATIC struct delay_opts opt;
+DELAY_STATIC const char *delay_prog = "workload"; /* prefix of every message */
 
-struct injection {
+struct planned_delay {
 	unsigned int gap;
-	enum inj_kind kind;
+	enum delay_kind kind;
 	uint64_t start_ns;
 	uint64_t end_ns;
 	uint64_t amount_ns;
@@ -154,7 +154,7 @@ struct injection {
 
 struct skipped {
 	unsigned int gap;
-	enum inj_kind kind;
+	enum delay_kind kind;
 };
 
 struct unit_log {
@@ -163,22 +163,22 @@ struct unit_log {
 };
 
 /* Written by the worker only; read by main after the worker is joined. */
-INJ_STATIC struct injection *injections;
-INJ_STATIC unsigned int n_injections;
-INJ_STATIC struct skipped *skips;
-INJ_STATIC unsigned int n_skips;
-INJ_STATIC unsigned int chan_waits; /* pops that found the channel empty, after unit 0 */
+DELAY_STATIC struct planned_delay *delays;
+DELAY_STATIC unsigned int n_delays;
+DELAY_STATIC struct skipped *skips;
+DELAY_STATIC unsigned int n_skips;
+DELAY_STATIC unsigned int chan_waits; /* pops that found the channel empty, after unit 0 */
 /* GPU time of each unit, written by whoever knows it; read after the run. */
-INJ_STATIC struct unit_log *units_log;
+DELAY_STATIC struct unit_log *units_log;
 
-INJ_STATIC bool fifo_granted;
-INJ_STATIC int last_cpu = -1;
-INJ_STATIC bool worker_cpu_reserved; /* the worker has last_cpu to itself */
-INJ_STATIC pid_t worker_tid, holder_tid, prep_tid, hog_tid, janitor_tid, peer_tid;
-INJ_STATIC pid_t synth_tids[64];
-INJ_STATIC unsigned int trim_round_mb, munmap_round_mb;
+DELAY_STATIC bool fifo_granted;
+DELAY_STATIC int last_cpu = -1;
+DELAY_STATIC bool worker_cpu_reserved; /* the worker has last_cpu to itself */
+DELAY_STATIC pid_t worker_tid, holder_tid, prep_tid, hog_tid, janitor_tid, peer_tid;
+DELAY_STATIC pid_t synth_tids[64];
+DELAY_STATIC unsigned int trim_round_mb, munmap_round_mb;
 
-INJ_STATIC uint64_t now_ns(void)
+DELAY_STATIC uint64_t now_ns(void)
 {
 	struct timespec ts;
 
@@ -186,7 +186,7 @@ INJ_STATIC uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-INJ_STATIC uint64_t thread_cpu_ns(void)
+DELAY_STATIC uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
 
@@ -194,7 +194,7 @@ INJ_STATIC uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-INJ_STATIC void sleep_until(uint64_t t)
+DELAY_STATIC void sleep_until(uint64_t t)
 {
 	struct timespec ts;
 
@@ -205,7 +205,7 @@ INJ_STATIC void sleep_until(uint64_t t)
 }
 
 /* Busy wait on the wall clock: CPU work that makes no syscall (vDSO clock). */
-INJ_STATIC void spin_for(uint64_t ns)
+DELAY_STATIC void spin_for(uint64_t ns)
 {
 	uint64_t end = now_ns() + ns;
 
@@ -213,13 +213,13 @@ INJ_STATIC void spin_for(uint64_t ns)
 		__asm__ __volatile__("" ::: "memory");
 }
 
-INJ_STATIC __attribute__((noreturn)) void die(const char *what)
+DELAY_STATIC __attribute__((noreturn)) void die(const char *what)
 {
-	fprintf(stderr, "%s: %s: %s\n", inj_prog, what, strerror(errno));
+	fprintf(stderr, "%s: %s: %s\n", delay_prog, what, strerror(errno));
 	exit(1);
 }
 
-INJ_STATIC void must(int err, const char *what)
+DELAY_STATIC void must(int err, const char *what)
 {
 	if (err) {
 		errno = err;
@@ -227,7 +227,7 @@ INJ_STATIC void must(int err, const char *what)
 	}
 }
 
-INJ_STATIC void name_self(const char *name, pid_t *tid)
+DELAY_STATIC void name_self(const char *name, pid_t *tid)
 {
 	pthread_setname_np(pthread_self(), name);
 	if (tid)
@@ -235,14 +235,14 @@ INJ_STATIC void name_self(const char *name, pid_t *tid)
 }
 
 /* Per-gap scale so that consecutive gaps differ but runs repeat exactly. */
-INJ_STATIC uint64_t gap_target(unsigned int gap)
+DELAY_STATIC uint64_t gap_target(unsigned int gap)
 {
 	static const unsigned int pct[3] = {75, 100, 125};
 
 	return opt.inject_ns * pct[(gap + opt.seed) % 3] / 100;
 }
 
-INJ_STATIC uint64_t mix64(uint64_t x)
+DELAY_STATIC uint64_t mix64(uint64_t x)
 {
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdULL;
@@ -251,32 +251,32 @@ INJ_STATIC uint64_t mix64(uint64_t x)
 	return x ^ (x >> 33);
 }
 
-INJ_STATIC bool uses_lock(void)
+DELAY_STATIC bool uses_lock(void)
 {
 	return opt.scenario == SC_LOCK || opt.scenario == SC_MIXED;
 }
 
-INJ_STATIC bool uses_prep(void)
+DELAY_STATIC bool uses_prep(void)
 {
 	return opt.scenario == SC_TRIM || opt.scenario == SC_MUNMAP || opt.scenario == SC_MIXED ||
 	       opt.scenario == SC_CHAIN;
 }
 
-INJ_STATIC bool uses_hog(void)
+DELAY_STATIC bool uses_hog(void)
 {
 	return opt.scenario == SC_SCHED || opt.scenario == SC_MIXED;
 }
 
 /* ---- run-queue delay of the worker ---- */
 
-INJ_STATIC int schedstat_fd = -1;
+DELAY_STATIC int schedstat_fd = -1;
 
 /*
  * Second field of /proc/thread-self/schedstat: ns this thread spent runnable
  * but not running.  The kernel folds a wait in when the thread gets the CPU
  * back, so a read by the running thread covers every wait before it.
  */
-INJ_STATIC uint64_t run_delay_of(int fd)
+DELAY_STATIC uint64_t run_delay_of(int fd)
 {
 	char buf[128];
 	unsigned long long run, delay;
@@ -294,16 +294,16 @@ INJ_STATIC uint64_t run_delay_of(int fd)
 }
 
 /* The worker's: schedstat_fd was opened on the worker's thread-self. */
-INJ_STATIC uint64_t run_delay(void)
+DELAY_STATIC uint64_t run_delay(void)
 {
 	return run_delay_of(schedstat_fd);
 }
 
-INJ_STATIC struct injection *record(unsigned int gap, enum inj_kind kind, uint64_t start,
-				    uint64_t end, uint64_t rd0, uint64_t rd1, uint64_t target,
-				    uint64_t bytes)
+DELAY_STATIC struct planned_delay *record(unsigned int gap, enum delay_kind kind, uint64_t start,
+					  uint64_t end, uint64_t rd0, uint64_t rd1, uint64_t target,
+					  uint64_t bytes)
 {
-	struct injection *in = &injections[n_injections++];
+	struct planned_delay *in = &delays[n_delays++];
 	uint64_t win = end - start, rd = rd1 - rd0;
 
 	in->gap = gap;
@@ -322,7 +322,7 @@ INJ_STATIC struct injection *record(unsigned int gap, enum inj_kind kind, uint64
 	 * few), but on a loaded 2-vCPU guest the worker also waits milliseconds
 	 * for a CPU inside the window (CI saw 5 ms), which is scheduler time.
 	 */
-	if (kind == INJ_SCHED)
+	if (kind == DELAY_SCHED)
 		in->amount_ns = rd;
 	else
 		in->amount_ns = win > rd ? win - rd : 0;
@@ -331,7 +331,7 @@ INJ_STATIC struct injection *record(unsigned int gap, enum inj_kind kind, uint64
 
 /* ---- channel: synth-N -> gpu-worker ---- */
 
-INJ_STATIC struct {
+DELAY_STATIC struct {
 	pthread_mutex_t mu;
 	pthread_cond_t not_empty;
 	pthread_cond_t not_full;
@@ -341,9 +341,9 @@ INJ_STATIC struct {
 	bool stop; /* a run that ends early (--duration-s) releases its producers */
 } chan;
 
-INJ_STATIC unsigned int next_partition; /* __atomic */
+DELAY_STATIC unsigned int next_partition; /* __atomic */
 
-INJ_STATIC void chan_push(unsigned int v)
+DELAY_STATIC void chan_push(unsigned int v)
 {
 	pthread_mutex_lock(&chan.mu);
 	while (chan.count == CHAN_CAP && !chan.stop)
@@ -356,7 +356,7 @@ INJ_STATIC void chan_push(unsigned int v)
 	pthread_mutex_unlock(&chan.mu);
 }
 
-INJ_STATIC unsigned int chan_pop(bool *waited)
+DELAY_STATIC unsigned int chan_pop(bool *waited)
 {
 	unsigned int v;
 
@@ -372,7 +372,7 @@ INJ_STATIC unsigned int chan_pop(bool *waited)
 	return v;
 }
 
-INJ_STATIC void chan_close(void)
+DELAY_STATIC void chan_close(void)
 {
 	pthread_mutex_lock(&chan.mu);
 	chan.stop = true;
@@ -380,7 +380,7 @@ INJ_STATIC void chan_close(void)
 	pthread_mutex_unlock(&chan.mu);
 }
 
-INJ_STATIC void *synth_main(void *arg)
+DELAY_STATIC void *synth_main(void *arg)
 {
 	unsigned int id = (unsigned int)(uintptr_t)arg;
 	uint64_t unit_ns = opt.kernels * opt.kernel_ns;
@@ -416,9 +416,9 @@ INJ_STATIC void *synth_main(void *arg)
 
 /* ---- lock-holder ---- */
 
-INJ_STATIC pthread_mutex_t contended; /* plain: no spinning */
+DELAY_STATIC pthread_mutex_t contended; /* plain: no spinning */
 
-INJ_STATIC struct {
+DELAY_STATIC struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	uint64_t req_seq;
@@ -427,7 +427,7 @@ INJ_STATIC struct {
 	bool stop;
 } holder;
 
-INJ_STATIC void *holder_main(void *arg)
+DELAY_STATIC void *holder_main(void *arg)
 {
 	uint64_t seen = 0;
 
@@ -469,7 +469,7 @@ INJ_STATIC void *holder_main(void *arg)
  * Called at launch: the holder takes the mutex while the GPU runs and lets it
  * go at release_ns, or (release_ns 0) at the time holder_set_release() gives.
  */
-INJ_STATIC void holder_request(uint64_t release_ns)
+DELAY_STATIC void holder_request(uint64_t release_ns)
 {
 	pthread_mutex_lock(&holder.mu);
 	holder.release_ns = release_ns;
@@ -478,7 +478,7 @@ INJ_STATIC void holder_request(uint64_t release_ns)
 	pthread_mutex_unlock(&holder.mu);
 }
 
-INJ_STATIC void holder_set_release(uint64_t release_ns)
+DELAY_STATIC void holder_set_release(uint64_t release_ns)
 {
 	pthread_mutex_lock(&holder.mu);
 	holder.release_ns = release_ns ? release_ns : 1;
@@ -486,7 +486,7 @@ INJ_STATIC void holder_set_release(uint64_t release_ns)
 	pthread_mutex_unlock(&holder.mu);
 }
 
-INJ_STATIC void inject_lock(unsigned int gap, uint64_t target)
+DELAY_STATIC void delay_lock(unsigned int gap, uint64_t target)
 {
 	uint64_t rd0, rd1, start, end;
 
@@ -502,7 +502,7 @@ INJ_STATIC void inject_lock(unsigned int gap, uint64_t target)
 	end = now_ns();
 	rd1 = run_delay();
 	pthread_mutex_unlock(&contended);
-	record(gap, INJ_LOCK, start, end, rd0, rd1, target, 0);
+	record(gap, DELAY_LOCK, start, end, rd0, rd1, target, 0);
 }
 
 /* ---- heap-prep ---- */
@@ -513,17 +513,17 @@ enum prep_state {
 };
 
 struct prep_log {
-	enum inj_kind kind;
+	enum delay_kind kind;
 	uint64_t cpu_ns;  /* heap-prep's work on the round */
 	uint64_t wall_ns; /* start to ready, waits for GPU time included */
 };
 
-INJ_STATIC struct {
+DELAY_STATIC struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	enum prep_state state;
-	enum inj_kind kind; /* of the ready round, or of the one being built */
-	char *region;	    /* munmap round */
+	enum delay_kind kind; /* of the ready round, or of the one being built */
+	char *region;	      /* munmap round */
 	size_t region_len;
 	size_t round_bytes;
 	uint64_t gate_until; /* heap-prep may work while now < this; __atomic */
@@ -537,7 +537,7 @@ INJ_STATIC struct {
 	struct prep_log *log; /* one per round, opt.units + 1 */
 } prep;
 
-INJ_STATIC void prep_chunk_done(void)
+DELAY_STATIC void prep_chunk_done(void)
 {
 	uint64_t idle_at = prep.chunk_gate + PREP_MARGIN_NS, t = now_ns();
 
@@ -555,7 +555,7 @@ INJ_STATIC void prep_chunk_done(void)
  * faults, malloc/free and arena lock never overlap a gap.  Returns false when
  * told to stop.
  */
-INJ_STATIC bool prep_gate(uint64_t *seen)
+DELAY_STATIC bool prep_gate(uint64_t *seen)
 {
 	prep_chunk_done();
 	for (;;) {
@@ -577,7 +577,7 @@ INJ_STATIC bool prep_gate(uint64_t *seen)
 	}
 }
 
-INJ_STATIC void prep_open_gate(uint64_t until)
+DELAY_STATIC void prep_open_gate(uint64_t until)
 {
 	pthread_mutex_lock(&prep.mu);
 	__atomic_store_n(&prep.gate_until, until, __ATOMIC_SEQ_CST);
@@ -587,12 +587,12 @@ INJ_STATIC void prep_open_gate(uint64_t until)
 }
 
 /* The GPU went idle earlier than predicted: no new chunk starts (no syscall here). */
-INJ_STATIC void prep_close_gate(void)
+DELAY_STATIC void prep_close_gate(void)
 {
 	__atomic_store_n(&prep.gate_until, 0, __ATOMIC_SEQ_CST);
 }
 
-INJ_STATIC void touch_pages(char *p, size_t len)
+DELAY_STATIC void touch_pages(char *p, size_t len)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
@@ -613,7 +613,7 @@ struct trim_heap {
 	bool primed; /* the first round is done */
 };
 
-INJ_STATIC void trim_heap_free(struct trim_heap *h)
+DELAY_STATIC void trim_heap_free(struct trim_heap *h)
 {
 	for (size_t i = 0; i < h->n_next; i++)
 		free(h->next[i]);
@@ -624,7 +624,7 @@ INJ_STATIC void trim_heap_free(struct trim_heap *h)
 	free(h->next);
 }
 
-INJ_STATIC void *trim_block(void)
+DELAY_STATIC void *trim_block(void)
 {
 	void *p = malloc(TRIM_BLOCK);
 
@@ -644,7 +644,7 @@ INJ_STATIC void *trim_block(void)
  * of them first would coalesce the holes into the heap top, let glibc shrink
  * the heap and double the faults.
  */
-INJ_STATIC bool prep_trim(struct trim_heap *h, size_t bytes, uint64_t *seen)
+DELAY_STATIC bool prep_trim(struct trim_heap *h, size_t bytes, uint64_t *seen)
 {
 	size_t per_chunk = PREP_CHUNK / TRIM_BLOCK;
 
@@ -692,7 +692,7 @@ INJ_STATIC bool prep_trim(struct trim_heap *h, size_t bytes, uint64_t *seen)
 	return true;
 }
 
-INJ_STATIC bool prep_munmap(size_t bytes, uint64_t *seen)
+DELAY_STATIC bool prep_munmap(size_t bytes, uint64_t *seen)
 {
 	char *p;
 	bool populate = true;
@@ -720,7 +720,7 @@ INJ_STATIC bool prep_munmap(size_t bytes, uint64_t *seen)
 	return true;
 }
 
-INJ_STATIC void *prep_main(void *arg)
+DELAY_STATIC void *prep_main(void *arg)
 {
 	struct trim_heap heap;
 	uint64_t seen = 0;
@@ -729,21 +729,21 @@ INJ_STATIC void *prep_main(void *arg)
 	memset(&heap, 0, sizeof(heap));
 	name_self("heap-prep", &prep_tid);
 	for (unsigned int r = 0;; r++) {
-		enum inj_kind kind;
+		enum delay_kind kind;
 		size_t bytes;
 		uint64_t c0 = thread_cpu_ns(), w0 = now_ns();
 		bool ok;
 
 		if (opt.scenario == SC_MIXED)
-			kind = r % 2 ? INJ_MUNMAP : INJ_TRIM;
+			kind = r % 2 ? DELAY_MUNMAP : DELAY_TRIM;
 		else
-			kind = opt.scenario == SC_TRIM || opt.scenario == SC_CHAIN ? INJ_TRIM
-										   : INJ_MUNMAP;
-		bytes = (size_t)(kind == INJ_TRIM ? trim_round_mb : munmap_round_mb) << 20;
+			kind = opt.scenario == SC_TRIM || opt.scenario == SC_CHAIN ? DELAY_TRIM
+										   : DELAY_MUNMAP;
+		bytes = (size_t)(kind == DELAY_TRIM ? trim_round_mb : munmap_round_mb) << 20;
 		pthread_mutex_lock(&prep.mu);
 		prep.kind = kind;
 		pthread_mutex_unlock(&prep.mu);
-		if (kind == INJ_TRIM)
+		if (kind == DELAY_TRIM)
 			ok = prep_trim(&heap, bytes, &seen);
 		else
 			ok = prep_munmap(bytes, &seen);
@@ -751,7 +751,7 @@ INJ_STATIC void *prep_main(void *arg)
 		if (ok && opt.scenario == SC_CHAIN) {
 			bytes = (size_t)munmap_round_mb << 20;
 			pthread_mutex_lock(&prep.mu);
-			prep.kind = INJ_MUNMAP;
+			prep.kind = DELAY_MUNMAP;
 			pthread_mutex_unlock(&prep.mu);
 			ok = prep_munmap(bytes, &seen);
 		}
@@ -783,10 +783,10 @@ INJ_STATIC void *prep_main(void *arg)
 	return NULL;
 }
 
-INJ_STATIC void inject_alloc(unsigned int gap)
+DELAY_STATIC void delay_alloc(unsigned int gap)
 {
 	uint64_t rd0, rd1, start, end;
-	enum inj_kind kind;
+	enum delay_kind kind;
 	size_t bytes;
 
 	pthread_mutex_lock(&prep.mu);
@@ -805,13 +805,13 @@ INJ_STATIC void inject_alloc(unsigned int gap)
 	/* heap-prep is parked until state changes: the heap and mappings are ours. */
 	rd0 = run_delay();
 	start = now_ns();
-	if (kind == INJ_TRIM)
+	if (kind == DELAY_TRIM)
 		malloc_trim(0);
 	else
 		munmap(prep.region, prep.region_len);
 	end = now_ns();
 	rd1 = run_delay();
-	if (kind == INJ_MUNMAP)
+	if (kind == DELAY_MUNMAP)
 		prep.region = NULL;
 	record(gap, kind, start, end, rd0, rd1, 0, bytes);
 
@@ -823,7 +823,7 @@ INJ_STATIC void inject_alloc(unsigned int gap)
 
 /* ---- hog ---- */
 
-INJ_STATIC struct {
+DELAY_STATIC struct {
 	sem_t go;
 	sem_t ready;
 	uint64_t spin_ns; /* __atomic, like done and stop */
@@ -831,7 +831,7 @@ INJ_STATIC struct {
 	bool stop;
 } hog;
 
-INJ_STATIC void pin_to(int cpu)
+DELAY_STATIC void pin_to(int cpu)
 {
 	cpu_set_t set;
 
@@ -840,7 +840,7 @@ INJ_STATIC void pin_to(int cpu)
 	must(pthread_setaffinity_np(pthread_self(), sizeof(set), &set), "pin to last CPU");
 }
 
-INJ_STATIC void *hog_main(void *arg)
+DELAY_STATIC void *hog_main(void *arg)
 {
 	struct sched_param sp;
 	int err;
@@ -859,7 +859,7 @@ INJ_STATIC void *hog_main(void *arg)
 			fprintf(stderr,
 				"%s: warning: hog: SCHED_FIFO and nice -20 both "
 				"refused; the sched windows will be short\n",
-				inj_prog);
+				delay_prog);
 	} else {
 		errno = err;
 		die("hog: pthread_setschedparam");
@@ -880,7 +880,7 @@ INJ_STATIC void *hog_main(void *arg)
 	return NULL;
 }
 
-INJ_STATIC void inject_sched(unsigned int gap, uint64_t target)
+DELAY_STATIC void delay_sched(unsigned int gap, uint64_t target)
 {
 	static bool warned;
 	uint64_t rd0, rd1, start, end;
@@ -907,10 +907,10 @@ INJ_STATIC void inject_sched(unsigned int gap, uint64_t target)
 	rd1 = run_delay();
 	if (!fifo_granted && setpriority(PRIO_PROCESS, (id_t)gettid(), nice0) != 0 && !warned) {
 		warned = true;
-		fprintf(stderr, "%s: warning: cannot restore the worker's nice %d\n", inj_prog,
+		fprintf(stderr, "%s: warning: cannot restore the worker's nice %d\n", delay_prog,
 			nice0);
 	}
-	record(gap, INJ_SCHED, start, end, rd0, rd1, target, 0);
+	record(gap, DELAY_SCHED, start, end, rd0, rd1, target, 0);
 }
 
 /* ---- chain: gpu-worker <- synth-peer <- (lock L) janitor in malloc_trim ---- */
@@ -926,9 +926,9 @@ INJ_STATIC void inject_sched(unsigned int gap, uint64_t target)
  * trim shows only as the lock's holder.  The windows are measured by the
  * thread that spends them, against its own run_delay.
  */
-INJ_STATIC pthread_mutex_t chain_l; /* L: plain, no spinning */
+DELAY_STATIC pthread_mutex_t chain_l; /* L: plain, no spinning */
 
-INJ_STATIC struct {
+DELAY_STATIC struct {
 	pthread_mutex_t mu;
 	pthread_cond_t jan_cv;	/* worker -> janitor: take L and trim */
 	pthread_cond_t held_cv; /* janitor -> worker: L is taken */
@@ -939,15 +939,15 @@ INJ_STATIC struct {
 	pthread_mutex_t rec_mu; /* janitor and synth-peer record at the same time */
 } chain;
 
-INJ_STATIC bool uses_chain(void)
+DELAY_STATIC bool uses_chain(void)
 {
 	return opt.scenario == SC_CHAIN;
 }
 
-INJ_STATIC void chain_record(unsigned int gap, enum inj_kind kind, uint64_t start, uint64_t end,
-			     uint64_t rd0, uint64_t rd1, uint64_t bytes, pid_t tid, bool off_path)
+DELAY_STATIC void chain_record(unsigned int gap, enum delay_kind kind, uint64_t start, uint64_t end,
+			       uint64_t rd0, uint64_t rd1, uint64_t bytes, pid_t tid, bool off_path)
 {
-	struct injection *in;
+	struct planned_delay *in;
 
 	pthread_mutex_lock(&chain.rec_mu);
 	in = record(gap, kind, start, end, rd0, rd1, 0, bytes);
@@ -957,7 +957,7 @@ INJ_STATIC void chain_record(unsigned int gap, enum inj_kind kind, uint64_t star
 }
 
 /* Waits for request number *seen + 1 on cv; false when told to stop. */
-INJ_STATIC bool chain_wait(pthread_cond_t *cv, uint64_t *req, uint64_t *seen, unsigned int *gap)
+DELAY_STATIC bool chain_wait(pthread_cond_t *cv, uint64_t *req, uint64_t *seen, unsigned int *gap)
 {
 	bool go;
 
@@ -971,7 +971,7 @@ INJ_STATIC bool chain_wait(pthread_cond_t *cv, uint64_t *req, uint64_t *seen, un
 	return go;
 }
 
-INJ_STATIC void *janitor_main(void *arg)
+DELAY_STATIC void *janitor_main(void *arg)
 {
 	uint64_t seen = 0;
 	unsigned int gap;
@@ -996,7 +996,7 @@ INJ_STATIC void *janitor_main(void *arg)
 		end = now_ns();
 		rd1 = run_delay_of(fd);
 		pthread_mutex_unlock(&chain_l);
-		chain_record(gap, INJ_TRIM, start, end, rd0, rd1, (uint64_t)trim_round_mb << 20,
+		chain_record(gap, DELAY_TRIM, start, end, rd0, rd1, (uint64_t)trim_round_mb << 20,
 			     janitor_tid, true);
 	}
 	if (fd >= 0)
@@ -1004,7 +1004,7 @@ INJ_STATIC void *janitor_main(void *arg)
 	return NULL;
 }
 
-INJ_STATIC void *peer_main(void *arg)
+DELAY_STATIC void *peer_main(void *arg)
 {
 	uint64_t seen = 0;
 	unsigned int gap;
@@ -1042,8 +1042,8 @@ INJ_STATIC void *peer_main(void *arg)
 		chan_push(gap + 1);
 
 		/* The worker runs again: the bookkeeping stays out of the gap's path. */
-		chain_record(gap, INJ_LOCK, s0, e0, rd0, rd1, 0, peer_tid, false);
-		chain_record(gap, INJ_MUNMAP, s1, e1, rd2, rd3, (uint64_t)munmap_round_mb << 20,
+		chain_record(gap, DELAY_LOCK, s0, e0, rd0, rd1, 0, peer_tid, false);
+		chain_record(gap, DELAY_MUNMAP, s1, e1, rd2, rd3, (uint64_t)munmap_round_mb << 20,
 			     peer_tid, false);
 		pthread_mutex_lock(&prep.mu);
 		prep.state = PREP_BUSY;
@@ -1060,7 +1060,7 @@ INJ_STATIC void *peer_main(void *arg)
  * start synth-peer.  The worker's next chan_pop() then finds the channel
  * empty and waits on its condvar until synth-peer pushes.
  */
-INJ_STATIC void inject_chain(unsigned int gap)
+DELAY_STATIC void delay_chain(unsigned int gap)
 {
 	bool ready, empty;
 
@@ -1069,7 +1069,7 @@ INJ_STATIC void inject_chain(unsigned int gap)
 	pthread_mutex_unlock(&chan.mu);
 	if (!empty) {
 		/* A partition waiting would let the worker skip the chain. */
-		fprintf(stderr, "%s: chain: the channel holds a partition in gap %u\n", inj_prog,
+		fprintf(stderr, "%s: chain: the channel holds a partition in gap %u\n", delay_prog,
 			gap);
 		exit(1);
 	}
@@ -1102,9 +1102,9 @@ INJ_STATIC void inject_chain(unsigned int gap)
 	pthread_cond_signal(&chain.peer_cv);
 }
 
-/* ---- the plain injections ---- */
+/* ---- the plain delays ---- */
 
-INJ_STATIC void inject_sleep(unsigned int gap, uint64_t target)
+DELAY_STATIC void delay_sleep(unsigned int gap, uint64_t target)
 {
 	struct timespec ts;
 	uint64_t rd0, rd1, start, end;
@@ -1117,13 +1117,13 @@ INJ_STATIC void inject_sleep(unsigned int gap, uint64_t target)
 		;
 	end = now_ns();
 	rd1 = run_delay();
-	record(gap, INJ_SLEEP, start, end, rd0, rd1, target, 0);
+	record(gap, DELAY_SLEEP, start, end, rd0, rd1, target, 0);
 }
 
-INJ_STATIC uint32_t cpu_work[1024];
-INJ_STATIC volatile double cpu_sink;
+DELAY_STATIC uint32_t cpu_work[1024];
+DELAY_STATIC volatile double cpu_sink;
 
-INJ_STATIC void inject_cpu(unsigned int gap, uint64_t target)
+DELAY_STATIC void delay_cpu(unsigned int gap, uint64_t target)
 {
 	uint64_t rd0, rd1, start, end;
 	double acc = 1.0;
@@ -1143,14 +1143,14 @@ INJ_STATIC void inject_cpu(unsigned int gap, uint64_t target)
 	}
 	rd1 = run_delay();
 	cpu_sink = sqrt(acc);
-	record(gap, INJ_CPU, start, end, rd0, rd1, target, 0);
+	record(gap, DELAY_CPU, start, end, rd0, rd1, target, 0);
 }
 
-INJ_STATIC int io_fd = -1;
-INJ_STATIC char *io_buf;
-INJ_STATIC uint64_t io_off;
+DELAY_STATIC int io_fd = -1;
+DELAY_STATIC char *io_buf;
+DELAY_STATIC uint64_t io_off;
 
-INJ_STATIC void inject_io(unsigned int gap, uint64_t target)
+DELAY_STATIC void delay_io(unsigned int gap, uint64_t target)
 {
 	uint64_t rd0, rd1, start, end;
 
@@ -1166,10 +1166,10 @@ INJ_STATIC void inject_io(unsigned int gap, uint64_t target)
 		end = now_ns();
 	}
 	rd1 = run_delay();
-	record(gap, INJ_IO, start, end, rd0, rd1, target, 0);
+	record(gap, DELAY_IO, start, end, rd0, rd1, target, 0);
 }
 
-INJ_STATIC void inject_gap(unsigned int gap)
+DELAY_STATIC void delay_gap(unsigned int gap)
 {
 	uint64_t d = gap_target(gap);
 
@@ -1177,34 +1177,34 @@ INJ_STATIC void inject_gap(unsigned int gap)
 	case SC_NONE:
 		break;
 	case SC_LOCK:
-		inject_lock(gap, d);
+		delay_lock(gap, d);
 		break;
 	case SC_TRIM:
 	case SC_MUNMAP:
-		inject_alloc(gap);
+		delay_alloc(gap);
 		break;
 	case SC_SCHED:
-		inject_sched(gap, d);
+		delay_sched(gap, d);
 		break;
 	case SC_SLEEP:
-		inject_sleep(gap, d);
+		delay_sleep(gap, d);
 		break;
 	case SC_CPU:
-		inject_cpu(gap, d);
+		delay_cpu(gap, d);
 		break;
 	case SC_IO:
-		inject_io(gap, d);
+		delay_io(gap, d);
 		break;
 	case SC_MIXED:
-		inject_lock(gap, d / 2);
-		inject_alloc(gap);
-		inject_sleep(gap, d / 2);
-		inject_cpu(gap, d / 2);
-		inject_io(gap, d / 2);
-		inject_sched(gap, d / 2);
+		delay_lock(gap, d / 2);
+		delay_alloc(gap);
+		delay_sleep(gap, d / 2);
+		delay_cpu(gap, d / 2);
+		delay_io(gap, d / 2);
+		delay_sched(gap, d / 2);
 		break;
 	case SC_CHAIN:
-		inject_chain(gap);
+		delay_chain(gap);
 		break;
 	case SC_COUNT:
 		break;
@@ -1212,7 +1212,7 @@ INJ_STATIC void inject_gap(unsigned int gap)
 }
 
 /* How long the lock-holder keeps the mutex past the GPU's end of unit u. */
-INJ_STATIC uint64_t lock_hold_ns(unsigned int u)
+DELAY_STATIC uint64_t lock_hold_ns(unsigned int u)
 {
 	return opt.scenario == SC_MIXED ? gap_target(u) / 2 : gap_target(u);
 }
@@ -1220,7 +1220,7 @@ INJ_STATIC uint64_t lock_hold_ns(unsigned int u)
 /* ---- the gpu-worker's start, the helper threads and the run's set-up ---- */
 
 /* First thing on the gpu-worker thread. */
-INJ_STATIC void inj_worker_begin(void)
+DELAY_STATIC void delay_worker_begin(void)
 {
 	name_self("gpu-worker", &worker_tid);
 	schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
@@ -1228,7 +1228,7 @@ INJ_STATIC void inj_worker_begin(void)
 		fprintf(stderr,
 			"%s: warning: no /proc/thread-self/schedstat "
 			"(CONFIG_SCHED_INFO off?): run_delay_ns will read 0\n",
-			inj_prog);
+			delay_prog);
 	if (uses_hog() || worker_cpu_reserved)
 		pin_to(last_cpu);
 
@@ -1242,9 +1242,9 @@ INJ_STATIC void inj_worker_begin(void)
 }
 
 /* Defaults of the options both workloads share; mutexes set up here too. */
-INJ_STATIC void inj_defaults(const char *prog, const char *io_path)
+DELAY_STATIC void delay_defaults(const char *prog, const char *io_path)
 {
-	inj_prog = prog;
+	delay_prog = prog;
 	memset(&opt, 0, sizeof(opt));
 	opt.scenario = SC_NONE;
 	opt.units = 10;
@@ -1270,20 +1270,21 @@ INJ_STATIC void inj_defaults(const char *prog, const char *io_path)
 }
 
 /* One line naming the problem and the way out, exit 2 (bad usage). */
-INJ_STATIC __attribute__((noreturn, format(printf, 1, 2))) void bad_usage(const char *fmt, ...)
+DELAY_STATIC __attribute__((noreturn, format(printf, 1, 2))) void bad_usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", inj_prog);
+	fprintf(stderr, "%s: ", delay_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "; see %s --help\n", inj_prog);
+	fprintf(stderr, "; see %s --help\n", delay_prog);
 	exit(2);
 }
 
-INJ_STATIC unsigned long long parse_num(const char *opt_name, const char *s, unsigned long long lo,
-					unsigned long long hi, const char *msg)
+DELAY_STATIC unsigned long long parse_num(const char *opt_name, const char *s,
+					  unsigned long long lo, unsigned long long hi,
+					  const char *msg)
 {
 	unsigned long long v;
 	char *end;
@@ -1297,14 +1298,14 @@ INJ_STATIC unsigned long long parse_num(const char *opt_name, const char *s, uns
 	return v;
 }
 
-INJ_STATIC unsigned int parse_mb(const char *opt_name, const char *s)
+DELAY_STATIC unsigned int parse_mb(const char *opt_name, const char *s)
 {
 	if (strcmp(s, "auto") == 0)
 		return 0;
 	return (unsigned int)parse_num(opt_name, s, 1, 65536, "'auto' or an integer 1..65536");
 }
 
-INJ_STATIC enum scenario parse_scenario(const char *s)
+DELAY_STATIC enum scenario parse_scenario(const char *s)
 {
 	int i;
 
@@ -1323,7 +1324,7 @@ INJ_STATIC enum scenario parse_scenario(const char *s)
  * something.  chain: a trim and an munmap of D/4 each (a few ms, as a
  * producer's stall would be), and each gets half of heap-prep's budget.
  */
-INJ_STATIC unsigned int auto_mb(double ms_per_mb, double prep_ms_per_mb)
+DELAY_STATIC unsigned int auto_mb(double ms_per_mb, double prep_ms_per_mb)
 {
 	double unit_ms = (double)opt.kernels * (double)opt.kernel_ns / 1e6;
 	double share = opt.scenario == SC_MIXED ? 0.5 : opt.scenario == SC_CHAIN ? 0.25 : 1.0;
@@ -1337,7 +1338,7 @@ INJ_STATIC unsigned int auto_mb(double ms_per_mb, double prep_ms_per_mb)
 	return mb < 4 ? 4 : (unsigned int)mb;
 }
 
-INJ_STATIC void inj_finish_options(void)
+DELAY_STATIC void delay_finish_options(void)
 {
 	trim_round_mb = opt.trim_mb ? opt.trim_mb : auto_mb(TRIM_MS_PER_MB, TRIM_PREP_MS_PER_MB);
 	munmap_round_mb =
@@ -1345,14 +1346,14 @@ INJ_STATIC void inj_finish_options(void)
 }
 
 /* --io-file, the CPU work array and the per-run tables; 1 with a message on failure. */
-INJ_STATIC int inj_setup(void)
+DELAY_STATIC int delay_setup(void)
 {
 	size_t max_inj = (size_t)opt.units * MAX_PER_GAP;
 
 	if (opt.scenario == SC_IO || opt.scenario == SC_MIXED) {
 		io_fd = open(opt.io_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (io_fd < 0) {
-			fprintf(stderr, "%s: cannot create --io-file %s: %s\n", inj_prog,
+			fprintf(stderr, "%s: cannot create --io-file %s: %s\n", delay_prog,
 				opt.io_path, strerror(errno));
 			return 1;
 		}
@@ -1364,26 +1365,26 @@ INJ_STATIC int inj_setup(void)
 	for (unsigned int i = 0; i < 1024; i++)
 		cpu_work[i] = (uint32_t)mix64(opt.seed + i);
 
-	injections = (struct injection *)calloc(max_inj, sizeof(*injections));
+	delays = (struct planned_delay *)calloc(max_inj, sizeof(*delays));
 	skips = (struct skipped *)calloc(opt.units, sizeof(*skips));
 	units_log = (struct unit_log *)calloc(opt.units, sizeof(*units_log));
 	prep.log = (struct prep_log *)calloc(opt.units + 1, sizeof(*prep.log));
-	if (!injections || !skips || !units_log || !prep.log)
+	if (!delays || !skips || !units_log || !prep.log)
 		die("calloc");
 	return 0;
 }
 
-INJ_STATIC void spawn(pthread_t *t, void *(*fn)(void *), void *arg, const char *what)
+DELAY_STATIC void spawn(pthread_t *t, void *(*fn)(void *), void *arg, const char *what)
 {
 	must(pthread_create(t, NULL, fn, arg), what);
 }
 
-struct inj_helpers {
+struct delay_helpers {
 	pthread_t holder, prep, hog, janitor, peer;
 };
 
-/* The threads that prepare the injections, before the worker starts. */
-INJ_STATIC void inj_start_helpers(struct inj_helpers *h)
+/* The threads that prepare the delays, before the worker starts. */
+DELAY_STATIC void delay_start_helpers(struct delay_helpers *h)
 {
 	cpu_set_t set;
 
@@ -1424,7 +1425,7 @@ INJ_STATIC void inj_start_helpers(struct inj_helpers *h)
 	}
 }
 
-INJ_STATIC void inj_stop_helpers(struct inj_helpers *h)
+DELAY_STATIC void delay_stop_helpers(struct delay_helpers *h)
 {
 	/* Before heap-prep: synth-peer may still be handing it the last round. */
 	if (uses_chain()) {
@@ -1467,8 +1468,8 @@ INJ_STATIC void inj_stop_helpers(struct inj_helpers *h)
  * The truth file (schema gaptrace.truth/1).  gpu_thread names the thread that
  * plays the device, if any; extra() may add top-level "key":value, pairs.
  */
-INJ_STATIC void write_truth(FILE *f, uint64_t start_ns, uint64_t end_ns, const char *gpu_thread,
-			    pid_t gpu_tid, void (*extra)(FILE *))
+DELAY_STATIC void write_truth(FILE *f, uint64_t start_ns, uint64_t end_ns, const char *gpu_thread,
+			      pid_t gpu_tid, void (*extra)(FILE *))
 {
 	const char *policy = !uses_hog() ? "none" : fifo_granted ? "fifo" : "nice";
 
@@ -1503,14 +1504,14 @@ INJ_STATIC void write_truth(FILE *f, uint64_t start_ns, uint64_t end_ns, const c
 	fprintf(f, "],");
 
 	fprintf(f, "\"injections\":[");
-	for (unsigned int i = 0; i < n_injections; i++) {
-		const struct injection *in = &injections[i];
+	for (unsigned int i = 0; i < n_delays; i++) {
+		const struct planned_delay *in = &delays[i];
 
 		fprintf(f,
 			"%s{\"gap_after_unit\":%u,\"category\":\"%s\",\"kind\":\"%s\","
 			"\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"amount_ns\":%" PRIu64
 			",\"run_delay_ns\":%" PRIu64,
-			i ? "," : "", in->gap, inj_categories[in->kind], inj_names[in->kind],
+			i ? "," : "", in->gap, delay_categories[in->kind], delay_names[in->kind],
 			in->start_ns, in->end_ns, in->amount_ns, in->run_delay_ns);
 		if (in->target_ns)
 			fprintf(f, ",\"target_ns\":%" PRIu64, in->target_ns);
@@ -1527,7 +1528,7 @@ INJ_STATIC void write_truth(FILE *f, uint64_t start_ns, uint64_t end_ns, const c
 		fprintf(f,
 			"%s{\"gap_after_unit\":%u,\"kind\":\"%s\",\"reason\":\"heap-prep not "
 			"ready\"}",
-			i ? "," : "", skips[i].gap, inj_names[skips[i].kind]);
+			i ? "," : "", skips[i].gap, delay_names[skips[i].kind]);
 	fprintf(f, "],\"units_log\":[");
 	for (unsigned int u = 0; u < opt.units; u++)
 		fprintf(f,
@@ -1537,19 +1538,20 @@ INJ_STATIC void write_truth(FILE *f, uint64_t start_ns, uint64_t end_ns, const c
 	fprintf(f, "]}\n");
 }
 
-INJ_STATIC void print_verbose(void)
+DELAY_STATIC void print_verbose(void)
 {
 	uint64_t max_gap = 0, sum_gap = 0;
 	unsigned int plain = 0;
 
-	for (unsigned int i = 0; i < n_injections; i++) {
-		const struct injection *in = &injections[i];
+	for (unsigned int i = 0; i < n_delays; i++) {
+		const struct planned_delay *in = &delays[i];
 
 		fprintf(stderr,
 			"%s: gap %u %-6s window %7.3f ms amount %7.3f ms "
 			"run_delay %6.3f ms",
-			inj_prog, in->gap, inj_names[in->kind], (in->end_ns - in->start_ns) / 1e6,
-			in->amount_ns / 1e6, in->run_delay_ns / 1e6);
+			delay_prog, in->gap, delay_names[in->kind],
+			(in->end_ns - in->start_ns) / 1e6, in->amount_ns / 1e6,
+			in->run_delay_ns / 1e6);
 		if (in->target_ns)
 			fprintf(stderr, " target %.3f ms", in->target_ns / 1e6);
 		if (in->bytes)
@@ -1562,51 +1564,51 @@ INJ_STATIC void print_verbose(void)
 	for (unsigned int u = 0; u + 1 < opt.units; u++) {
 		uint64_t g = units_log[u + 1].first_start_ns - units_log[u].last_end_ns;
 
-		fprintf(stderr, "%s: gap %u: GPU idle %.3f ms\n", inj_prog, u, g / 1e6);
+		fprintf(stderr, "%s: gap %u: GPU idle %.3f ms\n", delay_prog, u, g / 1e6);
 		if (g > max_gap)
 			max_gap = g;
 		sum_gap += g;
 		plain++;
 	}
 	if (plain)
-		fprintf(stderr, "%s: GPU idle between units: mean %.3f ms, max %.3f ms\n", inj_prog,
-			sum_gap / 1e6 / plain, max_gap / 1e6);
+		fprintf(stderr, "%s: GPU idle between units: mean %.3f ms, max %.3f ms\n",
+			delay_prog, sum_gap / 1e6 / plain, max_gap / 1e6);
 	if (uses_prep())
 		fprintf(stderr, "%s: heap-prep: %u chunks ran past the GPU's end (max %.3f ms)\n",
-			inj_prog, prep.overruns, prep.overrun_max_ns / 1e6);
+			delay_prog, prep.overruns, prep.overrun_max_ns / 1e6);
 	for (unsigned int r = 0; uses_prep() && r < prep.rounds && r <= opt.units; r++) {
 		if (uses_chain())
 			fprintf(stderr,
 				"%s: heap-prep round %u trim+munmap %u+%u MiB: CPU %.1f ms over "
 				"%.1f ms%s\n",
-				inj_prog, r, trim_round_mb, munmap_round_mb,
+				delay_prog, r, trim_round_mb, munmap_round_mb,
 				prep.log[r].cpu_ns / 1e6, prep.log[r].wall_ns / 1e6,
 				r == 0 ? " (before unit 0)" : "");
 		else
 			fprintf(stderr,
 				"%s: heap-prep round %u %-6s %u MiB: CPU %.1f ms over %.1f ms%s\n",
-				inj_prog, r, inj_names[prep.log[r].kind],
-				prep.log[r].kind == INJ_TRIM ? trim_round_mb : munmap_round_mb,
+				delay_prog, r, delay_names[prep.log[r].kind],
+				prep.log[r].kind == DELAY_TRIM ? trim_round_mb : munmap_round_mb,
 				prep.log[r].cpu_ns / 1e6, prep.log[r].wall_ns / 1e6,
 				r == 0 ? " (before unit 0)" : "");
 	}
-	fprintf(stderr, "%s: channel waits after unit 0: %u\n", inj_prog, chan_waits);
+	fprintf(stderr, "%s: channel waits after unit 0: %u\n", delay_prog, chan_waits);
 }
 
-INJ_STATIC void inj_report_warnings(void)
+DELAY_STATIC void delay_report_warnings(void)
 {
 	if (n_skips)
 		fprintf(stderr,
-			"%s: warning: %u allocator injections skipped: heap-prep "
+			"%s: warning: %u allocator delays skipped: heap-prep "
 			"could not prepare a round within the GPU time before their gap; "
 			"lower --trim-mb/--munmap-mb or lengthen units (--kernel-us)\n",
-			inj_prog, n_skips);
+			delay_prog, n_skips);
 	/* chain: every gap waits on the channel, by design. */
 	if (chan_waits && !uses_chain())
 		fprintf(stderr,
 			"%s: warning: the worker waited on the channel %u times: "
 			"synthesis fell behind and those gaps hold a wait\n",
-			inj_prog, chan_waits);
+			delay_prog, chan_waits);
 }
 
 #endif /* INJECT_COMMON_H */
