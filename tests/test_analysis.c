@@ -19,7 +19,7 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "gaptrace.h"
-#include "analysis/model.h"
+#include "support/u64map.h"
 #include "support/util.h"
 
 #include "synth_capture.h" /* MS, US, T0, PID, SYS_futex, SYS_clock_nanosleep */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gaptrace.h"
+#include "analysis/classify.h"
 #include "analysis/model.h"
 
 /* x86-64 syscall numbers used below. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gaptrace.h"
+#include "analysis/classify.h"
 #include "analysis/model.h"
 #include "analysis/timeline.h"
 #include "support/util.h"
@@ -157,13 +158,6 @@ static void thread_calls(const struct model *m, const struct m_thread *mt, struc
 	}
 }
 
-static const struct m_launch *launch_of(const struct model *m, uint64_t op_id)
-{
-	uint64_t idx;
-
-	return u64map_get(&m->launch_idx, op_id, &idx) ? &m->launches[idx] : NULL;
-}
-
 struct timeline *timeline__new(const struct an_result *r)
 {
 	struct timeline *tl = gt_xcalloc(1, sizeof(*tl));
@@ -190,7 +184,7 @@ struct timeline *timeline__new(const struct an_result *r)
 	tl->ops = gt_xcalloc(m->nops ? m->nops : 1, sizeof(*tl->ops));
 	for (size_t i = 0; i < m->nops; i++) {
 		const struct m_op *o = &m->ops[i];
-		const struct m_launch *l = launch_of(m, o->op_id);
+		const struct m_launch *l = model__launch(m, o->op_id);
 
 		tl->ops[tl->nops++] = (struct tl_op){
 		    .start = o->start,
