@@ -13,6 +13,7 @@
 
 #include "gaptrace.h"
 #include "core_fixes.bpf.h"
+#include "gaptrace_syscalls.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -447,23 +448,23 @@ static __always_inline bool kstack_tells(bool preempted, __s32 nr)
 	if (preempted)
 		return false;
 	switch (nr) {
-	case 7:	  /* poll */
-	case 23:  /* select */
-	case 24:  /* sched_yield */
-	case 34:  /* pause */
-	case 35:  /* nanosleep */
-	case 61:  /* wait4 */
-	case 128: /* rt_sigtimedwait */
-	case 130: /* rt_sigsuspend */
-	case 202: /* futex */
-	case 230: /* clock_nanosleep */
-	case 232: /* epoll_wait */
-	case 247: /* waitid */
-	case 270: /* pselect6 */
-	case 271: /* ppoll */
-	case 281: /* epoll_pwait */
-	case 441: /* epoll_pwait2 */
-	case 449: /* futex_waitv */
+	case GT_NR_poll:
+	case GT_NR_select:
+	case GT_NR_sched_yield:
+	case GT_NR_pause:
+	case GT_NR_nanosleep:
+	case GT_NR_wait4:
+	case GT_NR_rt_sigtimedwait:
+	case GT_NR_rt_sigsuspend:
+	case GT_NR_futex:
+	case GT_NR_clock_nanosleep:
+	case GT_NR_epoll_wait:
+	case GT_NR_waitid:
+	case GT_NR_pselect6:
+	case GT_NR_ppoll:
+	case GT_NR_epoll_pwait:
+	case GT_NR_epoll_pwait2:
+	case GT_NR_futex_waitv:
 		return false;
 	default:
 		return true;

@@ -17,16 +17,13 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "gaptrace.h"
+#include "gaptrace_syscalls.bpf.h" /* GT_NR_*: x86-64 syscall numbers */
 #include "support/util.h"
 
 #define MS  NSEC_PER_MSEC
 #define US  NSEC_PER_USEC
 #define T0  (1000 * MS) /* capture start: 1 s of CLOCK_MONOTONIC */
 #define PID 100
-
-/* x86-64 syscall numbers the analysis knows. */
-#define SYS_futex	    202
-#define SYS_clock_nanosleep 230
 
 struct synth {
 	char path[64];
@@ -182,7 +179,7 @@ static inline void synth_sample(struct synth *s, uint32_t tid, uint64_t ts, int3
 static inline void synth_lock_wait(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake,
 				   uint64_t on, uint32_t holder)
 {
-	synth_off(s, tid, off, wake, on, 0, SYS_futex, 128, 2, holder, -1);
+	synth_off(s, tid, off, wake, on, 0, GT_NR_futex, 128, 2, holder, -1);
 }
 
 static inline void synth_call(struct synth *s, uint32_t tid, uint32_t func, uint64_t enter,

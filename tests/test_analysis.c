@@ -19,17 +19,10 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "gaptrace.h"
-#include "analysis/model.h"
+#include "support/u64map.h"
 #include "support/util.h"
 
-#include "synth_capture.h" /* MS, US, T0, PID, SYS_futex, SYS_clock_nanosleep */
-
-/* More x86-64 syscall numbers the analysis knows. */
-#define SYS_read       0
-#define SYS_write      1
-#define SYS_munmap     11
-#define SYS_epoll_wait 232
-#define SYS_fdatasync  75
+#include "synth_capture.h" /* MS, US, T0, PID, GT_NR_* */
 
 static void ev_op(struct synth *s, uint32_t dev, uint64_t op, uint64_t start, uint64_t end)
 {
@@ -71,9 +64,9 @@ static void ev_off(struct synth *s, uint32_t tid, uint64_t off, uint64_t wake, u
 {
 	/* A waker of a futex wait is in futex_wake; of a read, in a write. */
 	synth_off_w(s, tid, off, wake, on, flags, sys, a1, a2, waker,
-		    !waker	      ? -1
-		    : sys == SYS_read ? SYS_write
-				      : SYS_futex,
+		    !waker		? -1
+		    : sys == GT_NR_read ? GT_NR_write
+					: GT_NR_futex,
 		    ustack, -1);
 }
 
@@ -119,8 +112,8 @@ static void test_gap_sleep(void **state)
 	synth_open(&s);
 	base_gap(&s, T0 + 29500 * US);
 	/* Sleeps 18 ms, then waits 0.2 ms for a CPU. */
-	ev_off(&s, 10, T0 + 11 * MS, T0 + 29 * MS, T0 + 29200 * US, 0, SYS_clock_nanosleep, 0, 0, 0,
-	       -1);
+	ev_off(&s, 10, T0 + 11 * MS, T0 + 29 * MS, T0 + 29200 * US, 0, GT_NR_clock_nanosleep, 0, 0,
+	       0, -1);
 	r = synth_run(&s, NULL);
 	assert_int_equal(r->ngaps, 1);
 	assert_int_equal(r->gaps[0].start_ns, T0 + 10 * MS);
@@ -146,7 +139,7 @@ static void test_gap_preempted_vs_blocked(void **state)
 	/* Preempted for 5 ms: all scheduler, whatever the syscall fields say. */
 	ev_off(&s, 10, T0 + 11 * MS, 0, T0 + 16 * MS, GT_OFF_PREEMPTED, -1, 0, 0, 0, -1);
 	/* Blocked in fdatasync 8 ms, then 3 ms on the run queue. */
-	ev_off(&s, 10, T0 + 17 * MS, T0 + 25 * MS, T0 + 28 * MS, 0, SYS_fdatasync, 0, 0, 0, -1);
+	ev_off(&s, 10, T0 + 17 * MS, T0 + 25 * MS, T0 + 28 * MS, 0, GT_NR_fdatasync, 0, 0, 0, -1);
 	r = synth_run(&s, NULL);
 	assert_int_equal(r->ngaps, 1);
 	assert_cat(&r->gaps[0], GT_CAT_SCHED, 5 * MS + 3 * MS);
@@ -165,9 +158,10 @@ static void test_gap_lock_by_futex_value(void **state)
 	base_gap(&s, T0 + 30 * MS);
 	synth_thread(&s, 11, "lock-holder");
 	stack(&s, 9, 0x400900, "holder_main", "/usr/bin/app");
-	ev_off(&s, 11, T0 + 9 * MS, T0 + 22 * MS, T0 + 22 * MS, 0, SYS_clock_nanosleep, 0, 0, 0, 9);
+	ev_off(&s, 11, T0 + 9 * MS, T0 + 22 * MS, T0 + 22 * MS, 0, GT_NR_clock_nanosleep, 0, 0, 0,
+	       9);
 	/* FUTEX_WAIT_PRIVATE (128) on the contended value 2: a mutex. */
-	ev_off(&s, 10, T0 + 10 * MS, T0 + 28 * MS, T0 + 29 * MS, 0, SYS_futex, 128, 2, 11, -1);
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 28 * MS, T0 + 29 * MS, 0, GT_NR_futex, 128, 2, 11, -1);
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_LOCK, 18 * MS);
 	assert_cat(&r->gaps[0], GT_CAT_SCHED, 1 * MS);
@@ -193,7 +187,7 @@ static void test_gap_lock_by_stack(void **state)
 	synth_thread(&s, 11, "holder");
 	/* The value is not 2 but the frame is glibc's lock slow path. */
 	stack(&s, 7, 0x7f0000001000, "__lll_lock_wait", "/lib/libc.so.6");
-	ev_off(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, 0, SYS_futex, 128, 7, 11, 7);
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, 0, GT_NR_futex, 128, 7, 11, 7);
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_LOCK, 20 * MS);
 	an_result__free(r);
@@ -210,10 +204,10 @@ static void test_gap_handoff_follows_waker(void **state)
 	/* Worker waits on a condvar (value 5, condvar frame) for the producer. */
 	stack(&s, 3, 0x7f0000002000, "pthread_cond_wait", "/lib/libc.so.6");
 	stack(&s, 4, 0x7f0000003000, "malloc_trim", "/lib/libc.so.6");
-	ev_off(&s, 10, T0 + 10 * MS, T0 + 29 * MS, T0 + 29 * MS, 0, SYS_futex, 128, 5, 12, 3);
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 29 * MS, T0 + 29 * MS, 0, GT_NR_futex, 128, 5, 12, 3);
 	/* The producer: blocked on a lock 4 ms (held by 13), then on CPU in the allocator. */
 	synth_thread(&s, 13, "other");
-	ev_off(&s, 12, T0 + 9 * MS, T0 + 14 * MS, T0 + 15 * MS, 0, SYS_futex, 128, 2, 13, -1);
+	ev_off(&s, 12, T0 + 9 * MS, T0 + 14 * MS, T0 + 15 * MS, 0, GT_NR_futex, 128, 2, 13, -1);
 	for (int i = 16; i <= 29; i++)
 		synth_sample_f(&s, 12, T0 + (uint64_t)i * MS, -1, 0, 4);
 	r = synth_run(&s, NULL);
@@ -239,7 +233,7 @@ static void test_gap_handoff_unfollowable_is_wait(void **state)
 	synth_open(&s);
 	base_gap(&s, T0 + 30 * MS);
 	/* epoll woken by an interrupt: nothing to follow. */
-	ev_off(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, GT_OFF_WAKER_IRQ, SYS_epoll_wait,
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, GT_OFF_WAKER_IRQ, GT_NR_epoll_wait,
 	       0, 0, 0, -1);
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_WAIT, 20 * MS);
@@ -257,7 +251,7 @@ static void test_gap_waker_must_be_a_real_hand_off(void **state)
 	base_gap(&s, T0 + 30 * MS);
 	synth_thread(&s, 12, "other");
 	/* fdatasync "woken" by a thread of ours (an I/O interrupt landed on it): io. */
-	ev_off(&s, 10, T0 + 10 * MS, T0 + 20 * MS, T0 + 20 * MS, 0, SYS_fdatasync, 0, 0, 12, -1);
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 20 * MS, T0 + 20 * MS, 0, GT_NR_fdatasync, 0, 0, 12, -1);
 	/* A condvar wait whose waker was caught in read(): an interrupt, not followed. */
 	synth_hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), T0 + 30 * MS);
 	o.pid = PID;
@@ -266,8 +260,8 @@ static void test_gap_waker_must_be_a_real_hand_off(void **state)
 	o.wake_ns = o.on_ns = T0 + 30 * MS;
 	o.state = 1;
 	o.waker_tid = 12;
-	o.waker_syscall = SYS_read;
-	o.syscall_nr = SYS_futex;
+	o.waker_syscall = GT_NR_read;
+	o.syscall_nr = GT_NR_futex;
 	o.args[1] = 128;
 	o.args[2] = 5;
 	o.ustack_id = o.kstack_id = -1;
@@ -290,7 +284,7 @@ static void test_gap_allocator_offcpu_and_uprobe(void **state)
 	synth_probe(&s, 0, "malloc_trim", "allocator");
 	/* malloc_trim on CPU 10 ms (exact from the uprobe pair), then munmap blocked 5 ms. */
 	synth_call(&s, 10, 0, T0 + 11 * MS, T0 + 21 * MS);
-	ev_off(&s, 10, T0 + 22 * MS, T0 + 27 * MS, T0 + 27 * MS, 0, SYS_munmap, 0, 0, 0, -1);
+	ev_off(&s, 10, T0 + 22 * MS, T0 + 27 * MS, T0 + 27 * MS, 0, GT_NR_munmap, 0, 0, 0, -1);
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_ALLOC, 15 * MS);
 	assert_cat(&r->gaps[0], GT_CAT_CPU, 5 * MS);
@@ -313,8 +307,8 @@ static void test_gap_samples_split_oncpu(void **state)
 		else if (i <= 25)
 			synth_sample_f(&s, 10, T0 + (uint64_t)i * MS, -1, 0, 6);
 		else
-			synth_sample_f(&s, 10, T0 + (uint64_t)i * MS, SYS_munmap, GT_SAMPLE_KERNEL,
-				       5);
+			synth_sample_f(&s, 10, T0 + (uint64_t)i * MS, GT_NR_munmap,
+				       GT_SAMPLE_KERNEL, 5);
 	}
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_CPU, 10 * MS);
@@ -329,7 +323,7 @@ static void test_gap_lost_data_is_unknown(void **state)
 
 	synth_open(&s);
 	base_gap(&s, T0 + 30 * MS);
-	ev_off(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, 0, GT_NR_clock_nanosleep, 0, 0, 0,
 	       -1);
 	ev_loss(&s, T0 + 20 * MS, T0 + 25 * MS);
 	r = synth_run(&s, NULL);
@@ -445,9 +439,9 @@ static void test_critical_thread_is_launcher_of_next_op(void **state)
 	/* Thread 10 launches later work; thread 20 launches the op that ends the gap. */
 	op(&s, 20, 2, T0 + 20 * MS, T0 + 30 * MS, T0 + 40 * MS);
 	op(&s, 10, 3, T0 + 25 * MS, T0 + 40 * MS, T0 + 50 * MS);
-	ev_off(&s, 20, T0 + 10 * MS, T0 + 20 * MS, T0 + 20 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
+	ev_off(&s, 20, T0 + 10 * MS, T0 + 20 * MS, T0 + 20 * MS, 0, GT_NR_clock_nanosleep, 0, 0, 0,
 	       -1);
-	ev_off(&s, 10, T0 + 10 * MS, T0 + 25 * MS, T0 + 25 * MS, 0, SYS_read, 0, 0, 0, -1);
+	ev_off(&s, 10, T0 + 10 * MS, T0 + 25 * MS, T0 + 25 * MS, 0, GT_NR_read, 0, 0, 0, -1);
 	r = synth_run(&s, NULL);
 	assert_int_equal(r->ngaps, 1);
 	assert_int_equal(r->gaps[0].tid, 20);
@@ -637,7 +631,8 @@ static void test_partial_interval_at_start(void **state)
 	synth_open(&s);
 	base_gap(&s, T0 + 30 * MS);
 	/* Off-CPU since before tracing began (off_ns 0), in clock_nanosleep. */
-	ev_off(&s, 10, 0, 0, T0 + 29 * MS, GT_OFF_PARTIAL_START, SYS_clock_nanosleep, 0, 0, 0, -1);
+	ev_off(&s, 10, 0, 0, T0 + 29 * MS, GT_OFF_PARTIAL_START, GT_NR_clock_nanosleep, 0, 0, 0,
+	       -1);
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 19 * MS);
 	assert_cat(&r->gaps[0], GT_CAT_CPU, 1 * MS);
@@ -657,7 +652,7 @@ static void test_host_view_from_libcuda_uprobes(void **state)
 	synth_call(&s, 10, 0, T0 + 1 * MS, T0 + 1010 * US);
 	synth_call(&s, 10, 0, T0 + 2 * MS, T0 + 2010 * US);
 	synth_call(&s, 10, 1, T0 + 3 * MS, T0 + 10 * MS);
-	ev_off(&s, 10, T0 + 11 * MS, T0 + 19 * MS, T0 + 19 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
+	ev_off(&s, 10, T0 + 11 * MS, T0 + 19 * MS, T0 + 19 * MS, 0, GT_NR_clock_nanosleep, 0, 0, 0,
 	       -1);
 	synth_call(&s, 10, 0, T0 + 20 * MS, T0 + 20010 * US);
 	synth_call(&s, 10, 1, T0 + 21 * MS, T0 + 30 * MS);
@@ -695,7 +690,7 @@ static void test_fallback_after_cupti_stepped_aside(void **state)
 	capture_buf__free(&late);
 	synth_call(&s, 10, 1, T0 + 5 * MS, T0 + 5010 * US);
 	synth_call(&s, 10, 0, T0 + 6 * MS, T0 + 12 * MS);
-	ev_off(&s, 10, T0 + 12 * MS, T0 + 20 * MS, T0 + 20 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
+	ev_off(&s, 10, T0 + 12 * MS, T0 + 20 * MS, T0 + 20 * MS, 0, GT_NR_clock_nanosleep, 0, 0, 0,
 	       -1);
 	synth_call(&s, 10, 1, T0 + 20 * MS, T0 + 20010 * US);
 	synth_call(&s, 10, 0, T0 + 21 * MS, T0 + 30 * MS);
@@ -731,7 +726,7 @@ static void test_host_view_after_gpu_records(void **state)
 	/* Stepped aside: launches are probed from here on. */
 	synth_call(&s, 10, 1, T0 + 40 * MS, T0 + 40010 * US);
 	synth_call(&s, 10, 0, T0 + 41 * MS, T0 + 50 * MS);
-	ev_off(&s, 10, T0 + 50 * MS, T0 + 58 * MS, T0 + 58 * MS, 0, SYS_clock_nanosleep, 0, 0, 0,
+	ev_off(&s, 10, T0 + 50 * MS, T0 + 58 * MS, T0 + 58 * MS, 0, GT_NR_clock_nanosleep, 0, 0, 0,
 	       -1);
 	synth_call(&s, 10, 1, T0 + 60 * MS, T0 + 60010 * US);
 	synth_call(&s, 10, 0, T0 + 61 * MS, T0 + 70 * MS);

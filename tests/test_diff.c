@@ -79,7 +79,7 @@ static void prover(struct synth *s, const struct shape *sh)
 					HOLDER);
 		else if (sh->cause == C_SLEEP)
 			synth_off(s, WORKER, a, g0 + gap - 200 * US, g0 + gap - 180 * US, 0,
-				  SYS_clock_nanosleep, 0, 0, 0, -1);
+				  GT_NR_clock_nanosleep, 0, 0, 0, -1);
 		/* The next unit starts 100 us before its first kernel. */
 		t = g0 + gap - 100 * US;
 	}

@@ -22,8 +22,6 @@
 #include "output/json.h"
 #include "support/util.h"
 
-#define SYS_epoll_wait 232
-
 #include "synth_capture.h"
 
 struct run {
@@ -106,13 +104,13 @@ static void build(struct synth *s)
 	synth_unit(s, 10, 2, T0 + 71 * MS, false);
 
 	/* gap 0 */
-	synth_off_k(s, 10, T0 + 11 * MS, T0 + 19 * MS, T0 + 20 * MS, 0, SYS_futex, 128, 2, 11, 1,
+	synth_off_k(s, 10, T0 + 11 * MS, T0 + 19 * MS, T0 + 20 * MS, 0, GT_NR_futex, 128, 2, 11, 1,
 		    2);
 	for (int i = 21; i <= 29; i++)
 		synth_sample(s, 10, T0 + (uint64_t)i * MS, i <= 25 ? 3 : 4);
 	/* gap 1 */
 	synth_call(s, 10, 0, T0 + 40 * MS, T0 + 50 * MS);
-	synth_off_k(s, 10, T0 + 50 * MS, T0 + 58 * MS, T0 + 58 * MS, 0, SYS_epoll_wait, 0, 0, 12,
+	synth_off_k(s, 10, T0 + 50 * MS, T0 + 58 * MS, T0 + 58 * MS, 0, GT_NR_epoll_wait, 0, 0, 12,
 		    -1, -1);
 	synth_off_k(s, 12, T0 + 50 * MS, 0, T0 + 52 * MS, GT_OFF_PREEMPTED, -1, 0, 0, 0, -1, -1);
 	for (int i = 53; i <= 58; i++)

@@ -1268,7 +1268,7 @@ int main(int argc, char **argv)
 	synth_unit(&s, 101, UINT64_MAX, T0 + 30 * MS, false);
 	synth_unit(&s, 101, 0, T0 + 31 * MS, true);
 	synth_op(&s, 101, 0, T0 + 40 * MS, T0 + 45 * MS, T0 + 46 * MS);
-	synth_off(&s, 101, T0 + 26 * MS, T0 + 35 * MS, T0 + 39 * MS, 0, SYS_futex, 128, 2, 101,
+	synth_off(&s, 101, T0 + 26 * MS, T0 + 35 * MS, T0 + 39 * MS, 0, GT_NR_futex, 128, 2, 101,
 		  -14);
 	finish(&s, argv[1], "synth-collide.gtcap");
 
@@ -1278,7 +1278,7 @@ int main(int argc, char **argv)
 	synth_op(&s, 101, 1, T0 + 50 * MS, T0 + 60 * MS, T0 + 70 * MS);
 	synth_op(&s, 101, 2, T0 + 5 * MS, T0 + 1 * MS, T0 + 2 * MS);
 	synth_op(&s, 101, 3, T0 + 80 * MS, T0 + 90 * MS, UINT64_MAX);
-	synth_sample_f(&s, 101, T0 + 75 * MS, SYS_clock_nanosleep, 1, -1);
+	synth_sample_f(&s, 101, T0 + 75 * MS, GT_NR_clock_nanosleep, 1, -1);
 	synth_call(&s, 101, UINT32_MAX, T0 + 74 * MS, T0 + 73 * MS);
 	finish(&s, argv[1], "synth-order.gtcap");
 	return 0;

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "gaptrace.h"
+#include "analysis/attrib.h"
+#include "analysis/classify.h"
 #include "analysis/model.h"
 #include "support/util.h"
 

@@ -8,88 +8,9 @@
 #include <string.h>
 
 #include "gaptrace.h"
+#include "gaptrace_syscalls.bpf.h"
+#include "analysis/classify.h"
 #include "analysis/model.h"
-
-/* x86-64 syscall numbers used below. */
-enum {
-	NR_read = 0,
-	NR_write = 1,
-	NR_open = 2,
-	NR_close = 3,
-	NR_stat = 4,
-	NR_fstat = 5,
-	NR_lstat = 6,
-	NR_poll = 7,
-	NR_lseek = 8,
-	NR_mmap = 9,
-	NR_mprotect = 10,
-	NR_munmap = 11,
-	NR_brk = 12,
-	NR_ioctl = 16,
-	NR_pread64 = 17,
-	NR_pwrite64 = 18,
-	NR_readv = 19,
-	NR_writev = 20,
-	NR_select = 23,
-	NR_sched_yield = 24,
-	NR_mremap = 25,
-	NR_msync = 26,
-	NR_madvise = 28,
-	NR_pause = 34,
-	NR_nanosleep = 35,
-	NR_sendfile = 40,
-	NR_connect = 42,
-	NR_accept = 43,
-	NR_sendto = 44,
-	NR_recvfrom = 45,
-	NR_sendmsg = 46,
-	NR_recvmsg = 47,
-	NR_wait4 = 61,
-	NR_fsync = 74,
-	NR_fdatasync = 75,
-	NR_truncate = 76,
-	NR_ftruncate = 77,
-	NR_getdents = 78,
-	NR_rename = 82,
-	NR_unlink = 87,
-	NR_mlock = 149,
-	NR_munlock = 150,
-	NR_mlockall = 151,
-	NR_sync = 162,
-	NR_futex = 202,
-	NR_io_getevents = 208,
-	NR_getdents64 = 217,
-	NR_clock_nanosleep = 230,
-	NR_epoll_wait = 232,
-	NR_waitid = 247,
-	NR_openat = 257,
-	NR_newfstatat = 262,
-	NR_unlinkat = 263,
-	NR_pselect6 = 270,
-	NR_ppoll = 271,
-	NR_splice = 275,
-	NR_sync_file_range = 277,
-	NR_epoll_pwait = 281,
-	NR_fallocate = 285,
-	NR_accept4 = 288,
-	NR_preadv = 295,
-	NR_pwritev = 296,
-	NR_recvmmsg = 299,
-	NR_syncfs = 306,
-	NR_sendmmsg = 307,
-	NR_mlock2 = 325,
-	NR_copy_file_range = 326,
-	NR_preadv2 = 327,
-	NR_pwritev2 = 328,
-	NR_statx = 332,
-	NR_io_uring_enter = 426,
-	NR_openat2 = 437,
-	NR_epoll_pwait2 = 441,
-	NR_futex_waitv = 449,
-	NR_exit = 60,
-	NR_exit_group = 231,
-	NR_futex_wake = 454,
-};
 
 /* Futex commands (op & FUTEX_CMD_MASK). */
 #define FUTEX_WAIT	      0
@@ -104,14 +25,15 @@ enum {
 
 static bool is_read(int32_t nr)
 {
-	return nr == NR_read || nr == NR_readv || nr == NR_recvfrom || nr == NR_recvmsg ||
-	       nr == NR_recvmmsg;
+	return nr == GT_NR_read || nr == GT_NR_readv || nr == GT_NR_recvfrom ||
+	       nr == GT_NR_recvmsg || nr == GT_NR_recvmmsg;
 }
 
 static bool is_write(int32_t nr)
 {
-	return nr == NR_write || nr == NR_writev || nr == NR_sendto || nr == NR_sendmsg ||
-	       nr == NR_sendmmsg || nr == NR_splice || nr == NR_sendfile || nr == NR_close;
+	return nr == GT_NR_write || nr == GT_NR_writev || nr == GT_NR_sendto ||
+	       nr == GT_NR_sendmsg || nr == GT_NR_sendmmsg || nr == GT_NR_splice ||
+	       nr == GT_NR_sendfile || nr == GT_NR_close;
 }
 
 /*
@@ -122,7 +44,8 @@ static bool futex_waker(const struct m_off *o)
 {
 	int32_t w = o->waker_syscall;
 
-	return w == NR_futex || w == NR_exit || w == NR_exit_group || w == NR_futex_wake;
+	return w == GT_NR_futex || w == GT_NR_exit || w == GT_NR_exit_group ||
+	       w == GT_NR_futex_wake;
 }
 
 enum sys_class {
@@ -139,86 +62,86 @@ enum sys_class {
 static enum sys_class syscall_class(int32_t nr)
 {
 	switch (nr) {
-	case NR_nanosleep:
-	case NR_clock_nanosleep:
-	case NR_pause:
+	case GT_NR_nanosleep:
+	case GT_NR_clock_nanosleep:
+	case GT_NR_pause:
 		return SC_SLEEP;
-	case NR_mmap:
-	case NR_mprotect:
-	case NR_munmap:
-	case NR_brk:
-	case NR_mremap:
-	case NR_madvise:
-	case NR_mlock:
-	case NR_munlock:
-	case NR_mlockall:
-	case NR_mlock2:
+	case GT_NR_mmap:
+	case GT_NR_mprotect:
+	case GT_NR_munmap:
+	case GT_NR_brk:
+	case GT_NR_mremap:
+	case GT_NR_madvise:
+	case GT_NR_mlock:
+	case GT_NR_munlock:
+	case GT_NR_mlockall:
+	case GT_NR_mlock2:
 		return SC_ALLOC;
-	case NR_read:
-	case NR_write:
-	case NR_open:
-	case NR_close:
-	case NR_stat:
-	case NR_fstat:
-	case NR_lstat:
-	case NR_lseek:
-	case NR_pread64:
-	case NR_pwrite64:
-	case NR_readv:
-	case NR_writev:
-	case NR_msync:
-	case NR_sendfile:
-	case NR_connect:
-	case NR_accept:
-	case NR_sendto:
-	case NR_recvfrom:
-	case NR_sendmsg:
-	case NR_recvmsg:
-	case NR_fsync:
-	case NR_fdatasync:
-	case NR_truncate:
-	case NR_ftruncate:
-	case NR_getdents:
-	case NR_rename:
-	case NR_unlink:
-	case NR_sync:
-	case NR_io_getevents:
-	case NR_getdents64:
-	case NR_openat:
-	case NR_newfstatat:
-	case NR_unlinkat:
-	case NR_splice:
-	case NR_sync_file_range:
-	case NR_fallocate:
-	case NR_accept4:
-	case NR_preadv:
-	case NR_pwritev:
-	case NR_recvmmsg:
-	case NR_syncfs:
-	case NR_sendmmsg:
-	case NR_copy_file_range:
-	case NR_preadv2:
-	case NR_pwritev2:
-	case NR_statx:
-	case NR_io_uring_enter:
-	case NR_openat2:
+	case GT_NR_read:
+	case GT_NR_write:
+	case GT_NR_open:
+	case GT_NR_close:
+	case GT_NR_stat:
+	case GT_NR_fstat:
+	case GT_NR_lstat:
+	case GT_NR_lseek:
+	case GT_NR_pread64:
+	case GT_NR_pwrite64:
+	case GT_NR_readv:
+	case GT_NR_writev:
+	case GT_NR_msync:
+	case GT_NR_sendfile:
+	case GT_NR_connect:
+	case GT_NR_accept:
+	case GT_NR_sendto:
+	case GT_NR_recvfrom:
+	case GT_NR_sendmsg:
+	case GT_NR_recvmsg:
+	case GT_NR_fsync:
+	case GT_NR_fdatasync:
+	case GT_NR_truncate:
+	case GT_NR_ftruncate:
+	case GT_NR_getdents:
+	case GT_NR_rename:
+	case GT_NR_unlink:
+	case GT_NR_sync:
+	case GT_NR_io_getevents:
+	case GT_NR_getdents64:
+	case GT_NR_openat:
+	case GT_NR_newfstatat:
+	case GT_NR_unlinkat:
+	case GT_NR_splice:
+	case GT_NR_sync_file_range:
+	case GT_NR_fallocate:
+	case GT_NR_accept4:
+	case GT_NR_preadv:
+	case GT_NR_pwritev:
+	case GT_NR_recvmmsg:
+	case GT_NR_syncfs:
+	case GT_NR_sendmmsg:
+	case GT_NR_copy_file_range:
+	case GT_NR_preadv2:
+	case GT_NR_pwritev2:
+	case GT_NR_statx:
+	case GT_NR_io_uring_enter:
+	case GT_NR_openat2:
 		return SC_IO;
-	case NR_poll:
-	case NR_select:
-	case NR_wait4:
-	case NR_epoll_wait:
-	case NR_waitid:
-	case NR_pselect6:
-	case NR_ppoll:
-	case NR_epoll_pwait:
-	case NR_epoll_pwait2:
-	case NR_futex_waitv:
+	case GT_NR_poll:
+	case GT_NR_select:
+	case GT_NR_wait4:
+	case GT_NR_epoll_wait:
+	case GT_NR_waitid:
+	case GT_NR_pselect6:
+	case GT_NR_ppoll:
+	case GT_NR_epoll_pwait:
+	case GT_NR_epoll_pwait2:
+	case GT_NR_futex_waitv:
 		return SC_HANDOFF;
-	case NR_futex:
+	case GT_NR_futex:
 		return SC_FUTEX;
-	case NR_ioctl:
+	case GT_NR_ioctl:
 		return SC_IOCTL;
-	case NR_sched_yield:
+	case GT_NR_sched_yield:
 		return SC_YIELD;
 	default:
 		return SC_OTHER;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/gaps.h"
 #include "analysis/model.h"
 #include "support/util.h"
 
@@ -37,20 +38,13 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static const struct m_launch *launch_of(const struct model *m, uint64_t op_id)
-{
-	uint64_t idx;
-
-	return u64map_get(&m->launch_idx, op_id, &idx) ? &m->launches[idx] : NULL;
-}
-
 /*
  * The unit an op belongs to: the unit open at its launch (or start) time,
  * preferring one begun on the launching thread, else the latest begun.
  */
 static int64_t unit_of(const struct model *m, const struct m_op *op)
 {
-	const struct m_launch *l = launch_of(m, op->op_id);
+	const struct m_launch *l = model__launch(m, op->op_id);
 	uint64_t t = l ? l->ts : op->start;
 	int64_t best = -1;
 	size_t lo = 0, hi = m->nunits;
@@ -90,7 +84,7 @@ static void clock_check(struct model *m, struct an_result *r)
 
 		if (m->ops[i].host)
 			continue;
-		l = launch_of(m, m->ops[i].op_id);
+		l = model__launch(m, m->ops[i].op_id);
 		if (!l)
 			continue;
 		d[n] = (int64_t)(m->ops[i].start - l->ts);
@@ -112,7 +106,7 @@ static void clock_check(struct model *m, struct an_result *r)
 static void add_gap(struct model *m, struct an_result *r, size_t *cap, const struct m_op *before,
 		    const struct m_op *after, uint64_t gs, uint64_t ge)
 {
-	const struct m_launch *l = launch_of(m, after->op_id);
+	const struct m_launch *l = model__launch(m, after->op_id);
 	struct an_gap *g;
 
 	gt_grow((void **)&r->gaps, cap, r->ngaps, sizeof(*r->gaps));

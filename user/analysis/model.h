@@ -2,17 +2,18 @@
 /*
  * model.h: the analysis's internal picture of a capture (GPU ops, launches,
  * units, threads with their in-gap intervals, stacks and symbols).  Private to
- * the analysis files: model.c loads it, gaps.c finds gaps, attrib.c explains.
+ * the analysis files: model_pass1.c and model_pass2.c load it, model.c looks
+ * things up in it, gaps.c finds gaps, attrib.c explains them.
  */
 #ifndef GT_MODEL_H
 #define GT_MODEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "analysis/analysis.h"
 #include "support/u64map.h"
-
 
 struct m_op {
 	uint64_t start, end, op_id;
@@ -91,21 +92,13 @@ struct m_thread {
 	size_t nall_calls, all_calls_cap;
 };
 
-/* Classification bits of a stack, computed once per stack id. */
-#define STK_LOCK    0x01 /* leaf-most sync frame is a lock */
-#define STK_HANDOFF 0x02 /* leaf-most sync frame is a condvar/park/join */
-#define STK_ALLOC   0x04 /* an allocator frame */
-#define STK_CUDA    0x08 /* a CUDA driver/runtime frame */
-#define STK_FAULT   0x10 /* kernel: page fault or mm syscall */
-#define STK_UPROBE  0x20 /* kernel: handling one of our uprobes (tracer overhead) */
-
 struct m_stack {
 	int32_t id;
 	uint32_t pid;
 	bool kernel;
 	uint16_t nr;
 	uint64_t *ips;
-	int cls; /* -1: not computed */
+	int cls; /* STK_* bits (analysis/classify.h), -1: not computed */
 };
 
 struct m_sym {
@@ -183,20 +176,27 @@ struct model {
 /* op_id of the GPU ops synthesised from libcuda calls (host-side view). */
 #define M_HOST_OP_ID0 (1ULL << 62)
 
+/* Lookups (model.c). */
 struct m_thread *model__thread(struct model *m, uint32_t tid, bool create);
+uint64_t model__sym_key(uint32_t pid, uint64_t ip); /* key of sym_idx */
 const struct m_sym *model__sym(const struct model *m, uint32_t pid, uint64_t ip);
 const struct m_stack *model__stack(const struct model *m, int32_t id);
-int model__stack_class(struct model *m, int32_t id);
 const struct m_probe *model__probe(const struct model *m, uint32_t func_id);
+const struct m_launch *model__launch(const struct model *m, uint64_t op_id);
 void model__free(struct model *m);
 
-/* gaps.c: GPU busy intervals, gaps, units, clock check; fills r->devices/gaps. */
-int gaps__find(struct model *m, struct an_result *r);
-/* attrib.c: explains every gap of r. */
-void attrib__explain_all(struct model *m, struct an_result *r);
+/* Appends a copy of msg to r->warnings. */
+void model__add_warning(struct an_result *r, const char *msg);
+/* Sorts and merges overlapping windows in place; returns how many are left. */
+size_t model__merge_windows(struct m_window *w, size_t n);
 
-/* classify.c */
-int classify_blocked(struct model *m, const struct m_off *o, bool *handoff);
-int classify_sample(struct model *m, const struct m_sample *s);
+/*
+ * The loader.  Pass 1 (model_pass1.c) reads everything but the CPU-side
+ * records and sets the capture window in m and r; pass 2 (model_pass2.c)
+ * keeps the CPU-side records that overlap r's gaps (all of them with
+ * an_opts.keep_all) and sorts them per thread.
+ */
+int model__pass1(struct capture *c, struct model *m, struct an_result *r);
+void model__pass2(struct capture *c, struct model *m, struct an_result *r);
 
 #endif /* GT_MODEL_H */

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "gaptrace.h"
+#include "gaptrace_syscalls.bpf.h"
+#include "analysis/classify.h"
 #include "analysis/model.h"
 #include "analysis/timeline.h"
 #include "support/util.h"
@@ -21,30 +23,9 @@ const char *tl_syscall_name(int32_t nr)
 		int32_t nr;
 		const char *name;
 	} names[] = {
-	    {0, "read"},	   {1, "write"},
-	    {3, "close"},	   {7, "poll"},
-	    {9, "mmap"},	   {10, "mprotect"},
-	    {11, "munmap"},	   {12, "brk"},
-	    {16, "ioctl"},	   {17, "pread64"},
-	    {18, "pwrite64"},	   {19, "readv"},
-	    {20, "writev"},	   {23, "select"},
-	    {24, "sched_yield"},   {25, "mremap"},
-	    {26, "msync"},	   {28, "madvise"},
-	    {34, "pause"},	   {35, "nanosleep"},
-	    {42, "connect"},	   {43, "accept"},
-	    {44, "sendto"},	   {45, "recvfrom"},
-	    {46, "sendmsg"},	   {47, "recvmsg"},
-	    {61, "wait4"},	   {74, "fsync"},
-	    {75, "fdatasync"},	   {202, "futex"},
-	    {208, "io_getevents"}, {230, "clock_nanosleep"},
-	    {232, "epoll_wait"},   {247, "waitid"},
-	    {257, "openat"},	   {270, "pselect6"},
-	    {271, "ppoll"},	   {281, "epoll_pwait"},
-	    {285, "fallocate"},	   {288, "accept4"},
-	    {295, "preadv"},	   {296, "pwritev"},
-	    {299, "recvmmsg"},	   {306, "syncfs"},
-	    {307, "sendmmsg"},	   {426, "io_uring_enter"},
-	    {441, "epoll_pwait2"}, {449, "futex_waitv"},
+#define GT_SYSCALL_NAME_(name, nr) {nr, #name},
+	    GT_SYSCALLS_NAMED(GT_SYSCALL_NAME_)
+#undef GT_SYSCALL_NAME_
 	};
 
 	for (size_t i = 0; i < GT_ARRAY_SIZE(names); i++)
@@ -157,13 +138,6 @@ static void thread_calls(const struct model *m, const struct m_thread *mt, struc
 	}
 }
 
-static const struct m_launch *launch_of(const struct model *m, uint64_t op_id)
-{
-	uint64_t idx;
-
-	return u64map_get(&m->launch_idx, op_id, &idx) ? &m->launches[idx] : NULL;
-}
-
 struct timeline *timeline__new(const struct an_result *r)
 {
 	struct timeline *tl = gt_xcalloc(1, sizeof(*tl));
@@ -190,7 +164,7 @@ struct timeline *timeline__new(const struct an_result *r)
 	tl->ops = gt_xcalloc(m->nops ? m->nops : 1, sizeof(*tl->ops));
 	for (size_t i = 0; i < m->nops; i++) {
 		const struct m_op *o = &m->ops[i];
-		const struct m_launch *l = launch_of(m, o->op_id);
+		const struct m_launch *l = model__launch(m, o->op_id);
 
 		tl->ops[tl->nops++] = (struct tl_op){
 		    .start = o->start,

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * analysis.c: the pipeline from a capture to explained gaps (pass 1 ->
+ * gaps__find -> pass 2 -> attrib__explain_all, then the result's warnings)
+ * and the public helpers of analysis.h: categories, options, the result's
+ * lookups and its release.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/attrib.h"
+#include "analysis/gaps.h"
+#include "analysis/model.h"
+#include "capture/capture.h"
+#include "support/util.h"
+
+const char *const gt_cat_names[GT_CAT_MAX] = {
+    "scheduler", "lock", "allocator", "wait", "io", "sleep", "cuda", "cpu", "unknown",
+};
+
+const char *const gt_gap_kind_names[3] = {"inter-unit", "intra-unit", "unscoped"};
+
+int gt_cat_parse(const char *name)
+{
+	for (int i = 0; i < GT_CAT_MAX; i++)
+		if (!strcmp(name, gt_cat_names[i]))
+			return i;
+	return -1;
+}
+
+void an_opts__defaults(struct an_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->min_gap_ns = NSEC_PER_MSEC;
+	o->burst_gap_ns = 10 * NSEC_PER_MSEC;
+	o->units = GT_UNITS_AUTO;
+	o->max_depth = 4;
+}
+
+static void fill_threads(struct model *m, struct an_result *r)
+{
+	r->threads = gt_xcalloc(m->nthreads ? m->nthreads : 1, sizeof(*r->threads));
+	for (size_t i = 0; i < m->nthreads; i++) {
+		r->threads[i].pid = m->threads[i].pid;
+		r->threads[i].tid = m->threads[i].tid;
+		memcpy(r->threads[i].comm, m->threads[i].comm, sizeof(r->threads[i].comm));
+	}
+	r->nthreads = m->nthreads;
+}
+
+int an_result__stack(const struct an_result *r, int32_t stack_id,
+		     void (*cb)(const char *name, const char *module, uint64_t ip, void *ctx),
+		     void *ctx)
+{
+	const struct model *m = r->model;
+	const struct m_stack *st = m ? model__stack(m, stack_id) : NULL;
+
+	if (!st)
+		return 0;
+	for (uint16_t i = 0; i < st->nr; i++) {
+		const struct m_sym *s = model__sym(m, st->pid, st->ips[i]);
+
+		cb(s ? s->name : NULL, s ? s->module : NULL, st->ips[i], ctx);
+	}
+	return st->nr;
+}
+
+const char *an_result__probe_name(const struct an_result *r, uint32_t func_id)
+{
+	const struct m_probe *p = r->model ? model__probe(r->model, func_id) : NULL;
+
+	return p ? p->name : NULL;
+}
+
+const char *an_result__thread_name(const struct an_result *r, uint32_t tid)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].tid == tid)
+			return r->threads[i].comm[0] ? r->threads[i].comm : "?";
+	return "?";
+}
+
+int analysis__run(struct capture *c, const struct an_opts *o, struct an_result **out, char *err,
+		  size_t errlen)
+{
+	struct an_result *r = gt_xcalloc(1, sizeof(*r));
+	struct model *m = gt_xcalloc(1, sizeof(*m));
+	const char *v;
+
+	m->opts = *o;
+	/* Owned by r from here: counters read in pass 1 land in the model too. */
+	r->model = m;
+	r->path = gt_xstrdup(capture__path(c));
+	v = capture__header(c, "comm");
+	r->comm = gt_xstrdup(v ? v : "?");
+	v = capture__header(c, "pid");
+	r->pid = v ? (uint32_t)strtoul(v, NULL, 10) : 0;
+	v = capture__header(c, "start_mono_ns");
+	r->start_ns = v ? strtoull(v, NULL, 10) : 0;
+	v = capture__header(c, "sample_period_ns");
+	r->sample_period_ns = v ? strtoull(v, NULL, 10) : 0;
+	m->sample_period = r->sample_period_ns ? r->sample_period_ns : NSEC_PER_MSEC;
+	v = capture__header(c, "gpu_source");
+	/* A copy: the result outlives the capture it came from. */
+	r->gpu_source = gt_xstrdup(v ? v : "usdt");
+
+	if (model__pass1(c, m, r)) {
+		snprintf(err, errlen, "cannot analyse %s", capture__path(c));
+		an_result__free(r);
+		return -1;
+	}
+	r->duration_ns = r->end_ns - r->start_ns;
+	gaps__find(m, r);
+	model__pass2(c, m, r);
+	attrib__explain_all(m, r);
+	fill_threads(m, r);
+	for (size_t i = 0; i < capture__nwarnings(c); i++)
+		model__add_warning(r, capture__warning(c, i));
+	r->truncated = capture__truncated(c);
+	if (!r->clean_end && !r->truncated)
+		model__add_warning(
+		    r, "the capture has no END block: the recorder was stopped abruptly; "
+		       "the data up to its last flush is used");
+	if (!m->nops)
+		model__add_warning(r,
+				   "no GPU activity in this capture: was the GPU producer (CUPTI "
+				   "library or USDT probes) attached? see 'gaptrace info'");
+	if (r->gpu_rejected || r->gpu_clipped) {
+		char msg[384];
+
+		snprintf(msg, sizeof(msg),
+			 "%llu GPU records rejected as impossible (ending before they start, "
+			 "starting long before the capture, lasting longer than it, or claiming "
+			 "an impossible drop count) and %llu GPU operations clipped to the "
+			 "capture window: the GPU producer sent bad timestamps",
+			 (unsigned long long)r->gpu_rejected, (unsigned long long)r->gpu_clipped);
+		model__add_warning(r, msg);
+	}
+	if (r->lost_producer || r->lost_gpu) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg),
+			 "%llu GPU activity records dropped by CUPTI and %llu lost on the way to "
+			 "gaptrace: GPU busy time is missing there, so gaps near them may be too "
+			 "long",
+			 (unsigned long long)r->lost_producer, (unsigned long long)r->lost_gpu);
+		model__add_warning(r, msg);
+	}
+	if (m->host_view && m->host_view_from) {
+		char msg[256], d[32];
+
+		snprintf(
+		    msg, sizeof(msg),
+		    "GPU records stop %s into the capture (the CUPTI library stepped aside): "
+		    "after that GPU busy time is the host-side view (from a launch call to the "
+		    "next synchronize return)",
+		    gt_fmt_dur(m->host_view_from > r->start_ns ? m->host_view_from - r->start_ns
+							       : 0,
+			       d, sizeof(d)));
+		model__add_warning(r, msg);
+	} else if (m->host_view) {
+		model__add_warning(
+		    r, "no GPU records: GPU busy time is the host-side view (from a "
+		       "launch call to the next synchronize return); gaps are host time");
+	}
+	*out = r;
+	return 0;
+}
+
+void an_result__free(struct an_result *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->ngaps; i++) {
+		free(r->gaps[i].chain);
+		free(r->gaps[i].holders);
+	}
+	free(r->gaps);
+	free(r->pieces);
+	free(r->devices);
+	free(r->threads);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		free(r->warnings[i]);
+	free(r->warnings);
+	free(r->path);
+	free(r->comm);
+	free((char *)r->gpu_source);
+	model__free(r->model);
+	free(r);
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * model_pass2.c: pass 2 of reading a capture into the model.  With the gaps
+ * known, it keeps only the CPU-side records (off-CPU intervals, samples,
+ * probe and CUDA API calls) that overlap a gap window, so memory follows the
+ * time spent in gaps, not the length of the capture; then sorts them per
+ * thread for attribution.
+ */
+#include "capture/capture.h"
+#include "gaptrace.h"
+#include "analysis/model.h"
+#include "support/util.h"
+
+#define SAMPLE_REACH_NS (200 * NSEC_PER_MSEC)
+
+static bool in_windows(const struct model *m, uint64_t from, uint64_t to)
+{
+	size_t lo = 0, hi = m->nwindows;
+
+	/* First window whose end is >= from; it overlaps if it starts <= to. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->windows[mid].to < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nwindows && m->windows[lo].from <= to;
+}
+
+/* an_opts.keep_all: every interval and call, whether or not it touches a gap. */
+static void keep_off(struct model *m, uint32_t tid, const struct m_off *o)
+{
+	struct m_thread *t;
+
+	if (!m->opts.keep_all)
+		return;
+	t = model__thread(m, tid, true);
+	gt_grow((void **)&t->all_offs, &t->all_offs_cap, t->nall_offs, sizeof(*t->all_offs));
+	t->all_offs[t->nall_offs++] = *o;
+}
+
+static void keep_call(struct model *m, uint32_t tid, const struct m_call *c)
+{
+	struct m_thread *t;
+
+	if (!m->opts.keep_all)
+		return;
+	t = model__thread(m, tid, true);
+	gt_grow((void **)&t->all_calls, &t->all_calls_cap, t->nall_calls, sizeof(*t->all_calls));
+	t->all_calls[t->nall_calls++] = *c;
+}
+
+static int pass2_record(const void *rec, size_t size, void *ctx)
+{
+	struct model *m = ctx;
+	const struct gt_hdr *h = rec;
+	struct m_thread *t;
+
+	switch (h->type) {
+	case GT_REC_OFFCPU: {
+		const struct gt_offcpu *o = rec;
+		struct m_off mo;
+		uint64_t off, on;
+
+		if (size < sizeof(*o))
+			break;
+		off = (o->flags & GT_OFF_PARTIAL_START) || !o->off_ns ? m->start : o->off_ns;
+		on = o->on_ns;
+		if (on < off)
+			break;
+		mo = (struct m_off){
+		    .off = off,
+		    .wake = o->wake_ns && o->wake_ns >= off && o->wake_ns <= on ? o->wake_ns : 0,
+		    .on = on,
+		    .flags = o->flags,
+		    .state = o->state,
+		    .waker_tid = o->waker_tid,
+		    .waker_syscall = o->waker_syscall,
+		    .syscall = o->syscall_nr,
+		    .ustack = o->ustack_id,
+		    .kstack = o->kstack_id,
+		    .args = {o->args[0], o->args[1], o->args[2]},
+		};
+		keep_off(m, o->tid, &mo);
+		if (!in_windows(m, off, on))
+			break;
+		t = model__thread(m, o->tid, true);
+		gt_grow((void **)&t->offs, &t->offs_cap, t->noffs, sizeof(*t->offs));
+		t->offs[t->noffs++] = mo;
+		break;
+	}
+	case GT_REC_SAMPLE: {
+		const struct gt_sample *s = rec;
+
+		if (size < GT_SAMPLE_V1_SIZE)
+			break;
+		/*
+		 * A sample covers the thread CPU time before it, which may lie well
+		 * before in wall time when the thread blocked in between: keep
+		 * samples up to SAMPLE_REACH after a window.
+		 */
+		if (!in_windows(m,
+				s->hdr.ts_ns > SAMPLE_REACH_NS ? s->hdr.ts_ns - SAMPLE_REACH_NS : 0,
+				s->hdr.ts_ns + m->sample_period))
+			break;
+		t = model__thread(m, s->tid, true);
+		gt_grow((void **)&t->samples, &t->samples_cap, t->nsamples, sizeof(*t->samples));
+		t->samples[t->nsamples++] = (struct m_sample){
+		    .ts = s->hdr.ts_ns,
+		    .syscall = s->syscall_nr,
+		    .ustack = s->ustack_id,
+		    .kstack = s->kstack_id,
+		    .flags = s->flags,
+		    .pcount = size >= sizeof(*s) ? s->pcount : 0,
+		};
+		break;
+	}
+	case GT_REC_CALL: {
+		const struct gt_call *c = rec;
+		const struct m_probe *pr;
+		struct m_call mc;
+
+		if (size < sizeof(*c) || c->exit_ns < c->enter_ns)
+			break;
+		pr = model__probe(m, c->func_id);
+		if (!pr || pr->cat < 0)
+			break;
+		mc = (struct m_call){c->enter_ns, c->exit_ns, 0, pr->cat, c->func_id};
+		keep_call(m, c->tid, &mc);
+		if (!in_windows(m, c->enter_ns, c->exit_ns))
+			break;
+		t = model__thread(m, c->tid, true);
+		gt_grow((void **)&t->calls, &t->calls_cap, t->ncalls, sizeof(*t->calls));
+		t->calls[t->ncalls++] = mc;
+		break;
+	}
+	case GT_REC_GPU_OP: {
+		const struct gt_gpu_op *g = rec;
+		const struct gt_gpu_rec *gr = &g->rec;
+		uint64_t idx;
+		int cat;
+
+		/* Host-side CUDA time: API calls and synchronisations. */
+		if (size < sizeof(*g) || (gr->kind != 4 && gr->kind != 5) || !gr->tid ||
+		    gr->end_ns < gr->start_ns)
+			break;
+		cat = GT_CAT_CUDA;
+		if (gr->kind == 5 && gr->name_id && u64map_get(&m->name_idx, gr->name_id, &idx) &&
+		    m->name_alloc[idx])
+			cat = GT_CAT_ALLOC;
+		keep_call(m, gr->tid,
+			  &(struct m_call){gr->start_ns, gr->end_ns, 0, cat, UINT32_MAX});
+		if (!in_windows(m, gr->start_ns, gr->end_ns))
+			break;
+		t = model__thread(m, gr->tid, true);
+		gt_grow((void **)&t->calls, &t->calls_cap, t->ncalls, sizeof(*t->calls));
+		t->calls[t->ncalls++] =
+		    (struct m_call){gr->start_ns, gr->end_ns, 0, cat, UINT32_MAX};
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int cmp_off(const void *a, const void *b)
+{
+	const struct m_off *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct m_sample *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int cmp_call(const void *a, const void *b)
+{
+	const struct m_call *x = a, *y = b;
+
+	return x->enter < y->enter ? -1 : x->enter > y->enter;
+}
+
+void model__pass2(struct capture *c, struct model *m, struct an_result *r)
+{
+	struct capture_block b;
+
+	m->nwindows = 0;
+	for (size_t i = 0; i < r->ngaps; i++) {
+		gt_grow((void **)&m->windows, &m->windows_cap, m->nwindows, sizeof(*m->windows));
+		m->windows[m->nwindows++] =
+		    (struct m_window){r->gaps[i].start_ns, r->gaps[i].end_ns};
+	}
+	m->nwindows = model__merge_windows(m->windows, m->nwindows);
+	if (!m->nwindows && !m->opts.keep_all)
+		return;
+	capture__rewind(c);
+	while (capture__next(c, &b) == 1)
+		if (b.type == GT_BLK_EVENTS)
+			capture__events(b.body, b.len, pass2_record, m);
+	for (size_t i = 0; i < m->nthreads; i++) {
+		struct m_thread *t = &m->threads[i];
+
+		gt_sort(t->offs, t->noffs, sizeof(*t->offs), cmp_off);
+		gt_sort(t->samples, t->nsamples, sizeof(*t->samples), cmp_sample);
+		gt_sort(t->calls, t->ncalls, sizeof(*t->calls), cmp_call);
+		model__calls_index(t->calls, t->ncalls);
+		gt_sort(t->all_offs, t->nall_offs, sizeof(*t->all_offs), cmp_off);
+		gt_sort(t->all_calls, t->nall_calls, sizeof(*t->all_calls), cmp_call);
+	}
+}
