@@ -14,7 +14,7 @@ LLVM_STRIP ?= llvm-strip
 CLANG_FORMAT ?= clang-format
 
 # Only x86-64 is supported: the BPF program reads x86-64 registers and syscall
-# numbers (bpf/gaptrace_syscalls.h) and vmlinux/ holds only vmlinux/x86.
+# numbers (bpf/gaptrace_syscalls.bpf.h) and vmlinux/ holds only vmlinux/x86.
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/')
 ifneq ($(ARCH),x86)
 ifeq ($(filter deps clean format format-check,$(MAKECMDGOALS)),)
@@ -92,7 +92,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # ---- user space ----
-$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/gaptrace.h cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS)
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/gaptrace.h $(wildcard bpf/*.bpf.h) cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
@@ -165,7 +165,7 @@ $(OUTPUT)/tests/test_unwind $(OUTPUT)/asan/test_unwind: $(OUTPUT)/tests/nofp $(O
 # test_fuzz_replay includes the analysis fuzzer's target to replay its inputs.
 $(OUTPUT)/tests/test_fuzz_replay $(OUTPUT)/asan/test_fuzz_replay: tests/fuzz/fuzz_analysis.c
 
-$(OUTPUT)/asan/user/%.o: user/%.c $(USER_HDRS) bpf/gaptrace.h cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS)
+$(OUTPUT)/asan/user/%.o: user/%.c $(USER_HDRS) bpf/gaptrace.h $(wildcard bpf/*.bpf.h) cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * analysis.c: the pipeline from a capture to explained gaps (pass 1 ->
- * gaps__find -> pass 2 -> attrib__explain_all, then the result's warnings)
- * and the public helpers of analysis.h: categories, options, the result's
- * lookups and its release.
+ * gaps__find -> pass 2 -> attrib__explain_all, then the result's warnings),
+ * the result's lookups (through the model it keeps) and its release.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,29 +14,6 @@
 #include "analysis/model.h"
 #include "capture/capture.h"
 #include "support/util.h"
-
-const char *const gt_cat_names[GT_CAT_MAX] = {
-    "scheduler", "lock", "allocator", "wait", "io", "sleep", "cuda", "cpu", "unknown",
-};
-
-const char *const gt_gap_kind_names[3] = {"inter-unit", "intra-unit", "unscoped"};
-
-int gt_cat_parse(const char *name)
-{
-	for (int i = 0; i < GT_CAT_MAX; i++)
-		if (!strcmp(name, gt_cat_names[i]))
-			return i;
-	return -1;
-}
-
-void an_opts__defaults(struct an_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->min_gap_ns = NSEC_PER_MSEC;
-	o->burst_gap_ns = 10 * NSEC_PER_MSEC;
-	o->units = GT_UNITS_AUTO;
-	o->max_depth = 4;
-}
 
 static void fill_threads(struct model *m, struct an_result *r)
 {

@@ -12,8 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/analysis.h"
+#include "analysis/result.h"
 #include "support/u64map.h"
+
+struct capture;
 
 struct m_op {
 	uint64_t start, end, op_id;
