@@ -454,6 +454,7 @@ static void usage(FILE *f)
 	    "                          (default 500us)\n"
 	    "  -m, --min-gap DUR       shortest idle time that is a gap (default 1ms)\n"
 	    "  -u, --unit SPEC         work units for both captures (see report --help)\n"
+	    "      --depth N           critical-path hops to follow (default 4)\n"
 	    "  -h, --help              this help\n"
 	    "\n"
 	    "Example:\n"
@@ -524,6 +525,7 @@ int cmd_diff(int argc, char **argv)
 	    {"min-effect", required_argument, NULL, 'e'},
 	    {"min-gap", required_argument, NULL, 'm'},
 	    {"unit", required_argument, NULL, 'u'},
+	    {"depth", required_argument, NULL, 'D'}, /* long only, as in report */
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {},
@@ -586,6 +588,10 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case 'u':
 			if (cmdopts__unit("--unit", optarg, &o.an))
+				return GT_EXIT_USAGE;
+			break;
+		case 'D':
+			if (cmdopts__depth(optarg, &o.an))
 				return GT_EXIT_USAGE;
 			break;
 		case 'v':

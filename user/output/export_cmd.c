@@ -38,6 +38,7 @@ static void usage(FILE *f)
 		   "                         .trace.json; '-' for stdout)\n"
 		   "  -m, --min-gap DUR      shortest idle time that is a gap (default 1ms)\n"
 		   "  -u, --unit SPEC        work units (see report --help)\n"
+		   "      --depth N          critical-path hops to follow (default 4)\n"
 		   "  -h, --help             this help\n"
 		   "\n"
 		   "Memory grows with the capture (every thread state is kept), unlike report.\n"
@@ -68,6 +69,7 @@ int cmd_export(int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'},
 	    {"min-gap", required_argument, NULL, 'm'},
 	    {"unit", required_argument, NULL, 'u'},
+	    {"depth", required_argument, NULL, 'D'}, /* long only, as in report */
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {},
@@ -98,6 +100,10 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'u':
 			if (cmdopts__unit("--unit", optarg, &an))
+				return GT_EXIT_USAGE;
+			break;
+		case 'D':
+			if (cmdopts__depth(optarg, &an))
 				return GT_EXIT_USAGE;
 			break;
 		case 'v':

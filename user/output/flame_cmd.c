@@ -39,15 +39,16 @@ static void usage(FILE *f)
 		   "  -c, --category NAME       only this category's time (e.g. lock)\n"
 		   "  -k, --kind KIND           only gaps of this kind: inter-unit, intra-unit,\n"
 		   "                            unscoped\n"
-		   "      --unit ID             only gaps inside work unit ID or at its edges\n"
+		   "      --unit-id ID          only gaps inside work unit ID or at its edges\n"
 		   "      --device N            only gaps of GPU N\n"
 		   "      --gap N               only gap N (its index in 'gaptrace report')\n"
 		   "  -o, --output FILE         write to FILE instead of stdout\n"
 		   "      --title TEXT          SVG title\n"
 		   "      --width PX            SVG width (default 1200)\n"
 		   "  -m, --min-gap DUR         shortest idle time that is a gap (default 1ms)\n"
-		   "  -u, --units SPEC          how work units are found, as report --unit:\n"
+		   "  -u, --unit SPEC           how work units are found, as report --unit:\n"
 		   "                            usdt, func:FUNC, nvtx:GLOB, burst:DUR\n"
+		   "                            (--units SPEC: the same, deprecated)\n"
 		   "      --depth N             critical-path hops to follow (default 4)\n"
 		   "  -h, --help                this help\n"
 		   "\n"
@@ -132,21 +133,33 @@ static int flame_write(struct cmd_job *job, FILE *out)
 	return flame__write_folded(fj->fl, out);
 }
 
+/* Every digit: a unit id, which --unit took before it meant SPEC as everywhere else. */
+static bool unit_id_like(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
 int cmd_flame(int argc, char **argv)
 {
-	enum { OPT_UNIT = 256, OPT_DEVICE, OPT_GAP, OPT_TITLE, OPT_WIDTH, OPT_DEPTH };
+	enum { OPT_UNIT_ID = 256, OPT_DEVICE, OPT_GAP, OPT_TITLE, OPT_WIDTH, OPT_DEPTH, OPT_UNITS };
 	static const struct option longopts[] = {
 	    {"format", required_argument, NULL, 'f'},
 	    {"category", required_argument, NULL, 'c'},
 	    {"kind", required_argument, NULL, 'k'},
-	    {"unit", required_argument, NULL, OPT_UNIT},
+	    {"unit-id", required_argument, NULL, OPT_UNIT_ID},
 	    {"device", required_argument, NULL, OPT_DEVICE},
 	    {"gap", required_argument, NULL, OPT_GAP},
 	    {"output", required_argument, NULL, 'o'},
 	    {"title", required_argument, NULL, OPT_TITLE},
 	    {"width", required_argument, NULL, OPT_WIDTH},
 	    {"min-gap", required_argument, NULL, 'm'},
-	    {"units", required_argument, NULL, 'u'},
+	    {"unit", required_argument, NULL, 'u'},
+	    {"units", required_argument, NULL, OPT_UNITS},
 	    {"depth", required_argument, NULL, OPT_DEPTH},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
@@ -196,11 +209,12 @@ int cmd_flame(int argc, char **argv)
 				return GT_EXIT_USAGE;
 			}
 			break;
-		case OPT_UNIT:
+		case OPT_UNIT_ID:
 			if (parse_i64(optarg, &filt->unit)) {
-				gt_err("bad --unit '%s': give a work unit id (see 'gaptrace report "
-				       "--format json', unit_before/unit_after)",
-				       optarg);
+				gt_err(
+				    "bad --unit-id '%s': give a work unit id (see 'gaptrace report "
+				    "--format json', unit_before/unit_after)",
+				    optarg);
 				return GT_EXIT_USAGE;
 			}
 			break;
@@ -235,6 +249,18 @@ int cmd_flame(int argc, char **argv)
 				return GT_EXIT_USAGE;
 			break;
 		case 'u':
+			if (unit_id_like(optarg)) {
+				gt_err("bad --unit '%s': --unit takes a SPEC (usdt, func:FUNC, "
+				       "nvtx:GLOB, burst:DUR); for the gaps of unit %s use "
+				       "--unit-id %s",
+				       optarg, optarg, optarg);
+				return GT_EXIT_USAGE;
+			}
+			if (cmdopts__unit("--unit", optarg, &an))
+				return GT_EXIT_USAGE;
+			break;
+		case OPT_UNITS:
+			gt_warn("--units is deprecated: use --unit SPEC");
 			if (cmdopts__unit("--units", optarg, &an))
 				return GT_EXIT_USAGE;
 			break;
