@@ -330,6 +330,26 @@ static void test_export_command(void **state)
 		assert_int_equal(cmd_export(1, none), GT_EXIT_USAGE);
 		assert_int_equal(cmd_export(4, missing), GT_EXIT_FAIL);
 	}
+	{
+		/* --depth as in report, flame and diff. */
+		char *depth[] = {"export", s.path, "--depth", "2", "-o", out, NULL};
+		char *bad_depth[] = {"export", s.path, "--depth", "17", "-o", out, NULL};
+
+		assert_int_equal(cmd_export(6, depth), GT_EXIT_OK);
+		assert_int_equal(cmd_export(6, bad_depth), GT_EXIT_USAGE);
+	}
+	{
+		/* flame: --unit is a SPEC (a bare id is refused), --unit-id the filter. */
+		char *spec[] = {"flame", s.path, "--unit", "burst:5ms", "-o", out, NULL};
+		char *old[] = {"flame", s.path, "--units", "burst:5ms", "-o", out, NULL};
+		char *id[] = {"flame", s.path, "--unit-id", "1", "-o", out, NULL};
+		char *bare[] = {"flame", s.path, "--unit", "1", "-o", out, NULL};
+
+		assert_int_equal(cmd_flame(6, spec), GT_EXIT_OK);
+		assert_int_equal(cmd_flame(6, old), GT_EXIT_OK);
+		assert_int_equal(cmd_flame(6, id), GT_EXIT_OK);
+		assert_int_equal(cmd_flame(6, bare), GT_EXIT_USAGE);
+	}
 	unlink(s.path);
 	unlink(out);
 }

@@ -18,6 +18,7 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "output/flame.h"
+#include "output/present.h"
 #include "gaptrace.h"
 #include "output/json.h"
 #include "support/util.h"

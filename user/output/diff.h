@@ -17,6 +17,9 @@
 #define DF_TOTAL GT_CAT_MAX
 #define DF_NVAL	 (GT_CAT_MAX + 1)
 
+/* Level of the bootstrap interval of each mean change. */
+#define DF_CI_LEVEL 0.99
+
 struct df_rule {
 	double alpha;		/* p below this (default 0.01) */
 	uint64_t min_effect_ns; /* |mean change| at least this (default 0.5 ms) */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * export.c: `gaptrace export` — the capture as a timeline to look at in the
- * Perfetto UI: thread states, GPU streams, explained gaps, units, flows.
+ * export.c: the capture as a timeline to look at in the Perfetto UI (what
+ * `gaptrace export` writes): thread states, GPU streams, explained gaps,
+ * units, flows.
  *
  * The Chrome JSON trace format carries all of it: ph X slices (states,
  * calls, kernels, gaps, units), v1 flow events s/f (waker -> wakee, launch ->
@@ -9,18 +10,13 @@
  * every timestamp is a multiple of 1/8 us: exact as a double and as integer
  * ns, a child never ends past its parent after either viewer's arithmetic.
  */
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "capture/capture.h"
-#include "cmds.h"
 #include "output/export.h"
 #include "output/json.h"
-#include "output/report.h"
 #include "analysis/timeline.h"
 #include "support/util.h"
 
@@ -673,133 +669,4 @@ int export__chrome_json(FILE *f, const struct an_result *r)
 	free(x.ev);
 	timeline__free(tl);
 	return ferror(f) ? -1 : 0;
-}
-
-/* ---- command ---- */
-
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: gaptrace export FILE [--format perfetto] [-o OUT]\n"
-		   "\n"
-		   "Writes the capture as a timeline to look at, in the Chrome JSON trace format\n"
-		   "that the Perfetto UI opens (Open trace file) and speedscope imports:\n"
-		   "  - one track per traced thread: running, runnable (woken or preempted) and\n"
-		   "    blocked slices, each blocked one named by its syscall and category\n"
-		   "    (\"blocked: futex (lock)\"), with probed calls (malloc_trim, CUDA API)\n"
-		   "    above the states they contain\n"
-		   "  - per GPU: one track per stream with kernels and copies, and an \"idle\n"
-		   "    gaps\" track whose slices carry each gap's breakdown and critical path\n"
-		   "  - work units and lost-event windows\n"
-		   "  - flows (arrows) from a waker to the thread it woke, and from each launch\n"
-		   "    call to its kernel\n"
-		   "Times are CLOCK_MONOTONIC, shifted so the trace starts near 0 (otherData\n"
-		   "base_mono_ns holds the shift), in steps of 125 ns.\n"
-		   "\n"
-		   "Options:\n"
-		   "  -f, --format perfetto  the only format (Chrome JSON trace events)\n"
-		   "  -o, --output OUT       where to write (default: FILE without .gtcap, plus\n"
-		   "                         .trace.json; '-' for stdout)\n"
-		   "  -m, --min-gap DUR      shortest idle time that is a gap (default 1ms)\n"
-		   "  -u, --unit SPEC        work units (see report --help)\n"
-		   "  -h, --help             this help\n"
-		   "\n"
-		   "Memory grows with the capture (every thread state is kept), unlike report.\n"
-		   "Exit codes: 0 ok, 1 the capture cannot be read or OUT written, 2 bad usage.\n");
-}
-
-static char *default_out(const char *path)
-{
-	size_t n = strlen(path);
-	char *out = gt_xmalloc(n + 16);
-
-	memcpy(out, path, n + 1);
-	if (n > 6 && !strcmp(path + n - 6, ".gtcap"))
-		out[n - 6] = '\0';
-	strcat(out, ".trace.json");
-	return out;
-}
-
-int cmd_export(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-	    {"format", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"min-gap", required_argument, NULL, 'm'},
-	    {"unit", required_argument, NULL, 'u'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {},
-	};
-	struct an_opts an;
-	struct capture *cap = NULL;
-	struct an_result *res = NULL;
-	const char *outpath = NULL;
-	char *defout = NULL;
-	struct gt_out go = {.dfd = -1};
-	FILE *out = stdout;
-	int c, ret = GT_EXIT_FAIL;
-
-	an_opts__defaults(&an);
-	an.keep_all = true;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:m:u:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (strcmp(optarg, "perfetto") && strcmp(optarg, "chrome")) {
-				gt_err("bad --format '%s': use perfetto (Chrome JSON trace events)",
-				       optarg);
-				return GT_EXIT_USAGE;
-			}
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'm':
-			if (report__opt_min_gap(optarg, &an))
-				return GT_EXIT_USAGE;
-			break;
-		case 'u':
-			if (report__opt_units("--unit", optarg, &an))
-				return GT_EXIT_USAGE;
-			break;
-		case 'v':
-			gt_verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
-		default:
-			gt_err("bad option; see 'gaptrace export --help'");
-			return GT_EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		gt_err(optind >= argc ? "no capture given: gaptrace export FILE (see --help)"
-				      : "give one capture file (see --help)");
-		return GT_EXIT_USAGE;
-	}
-	if (report__open_analyse(argv[optind], &an, &cap, &res))
-		goto cleanup;
-	if (!outpath)
-		outpath = defout = default_out(argv[optind]);
-	if (gt_out__open(&go, outpath))
-		goto cleanup;
-	out = go.f;
-	if (export__chrome_json(out, res)) {
-		gt_err("writing %s failed: %s", out == stdout ? "the trace" : outpath,
-		       strerror(errno));
-		goto cleanup;
-	}
-	if (gt_out__close(&go))
-		goto cleanup;
-	if (out != stdout)
-		gt_info("wrote %s: open it in the Perfetto UI (Open trace file) or speedscope",
-			outpath);
-	ret = GT_EXIT_OK;
-cleanup:
-	gt_out__abort(&go);
-	free(defout);
-	an_result__free(res);
-	capture__close(cap);
-	return ret;
 }

@@ -36,14 +36,6 @@
 
 struct capture;
 
-/*
- * One colour per category ("#rrggbb"), indexed by enum gt_cat: every visual
- * output (flame SVG, HTML report) uses these so a category looks the same
- * everywhere.  gt_cat_ansi[] is the nearest 256-colour SGR code for terminals.
- */
-extern const char *const gt_cat_color[GT_CAT_MAX];
-extern const unsigned char gt_cat_ansi[GT_CAT_MAX];
-
 #define FLAME_MAX_NAME	512	   /* bytes of one frame name (longer: cut with "…") */
 #define FLAME_MAX_DEPTH 256	   /* frames of one stack, category and thread included */
 #define FLAME_MAX_NODES (1U << 20) /* tree nodes; past it stacks end early (counted) */

@@ -12,48 +12,11 @@
 #include "output/flame.h"
 #include "output/html.h"
 #include "output/json.h"
+#include "output/present.h"
 #include "analysis/timeline.h"
 #include "support/util.h"
 
 /* Text from the capture (thread names, symbols, paths) always goes out through gt_xml_puts. */
-
-static double pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
-static int dominant(const uint64_t *by_cat)
-{
-	int best = GT_CAT_UNKNOWN;
-
-	for (int c = 0; c < GT_CAT_MAX; c++)
-		if (by_cat[c] > by_cat[best])
-			best = c;
-	return best;
-}
-
-/* "lock 19.8 ms (97%), cpu 0.41 ms (2%)": categories of at least 1%, largest first. */
-static void breakdown(const uint64_t *by_cat, uint64_t total, char *buf, size_t len)
-{
-	bool used[GT_CAT_MAX] = {};
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (int n = 0; n < GT_CAT_MAX && off < len; n++) {
-		int best = -1;
-		char d[32];
-
-		for (int c = 0; c < GT_CAT_MAX; c++)
-			if (!used[c] && (best < 0 || by_cat[c] > by_cat[best]))
-				best = c;
-		if (best < 0 || !by_cat[best] || by_cat[best] * 100 < total)
-			break;
-		used[best] = true;
-		off += (size_t)snprintf(buf + off, len - off, "%s%s %s (%.0f%%)", n ? ", " : "",
-					gt_cat_names[best], gt_fmt_dur(by_cat[best], d, sizeof(d)),
-					pct(by_cat[best], total));
-	}
-}
 
 /* A bar of the categories, in the flame graph's colours. */
 static void stacked_bar(FILE *f, const uint64_t *by_cat, uint64_t total)
@@ -67,8 +30,8 @@ static void stacked_bar(FILE *f, const uint64_t *by_cat, uint64_t total)
 		fprintf(
 		    f,
 		    "<span style=\"width:%.3f%%;background:%s\" title=\"%s %s (%.1f%%)\"></span>",
-		    pct(by_cat[c], total), gt_cat_color[c], gt_cat_names[c],
-		    gt_fmt_dur(by_cat[c], d, sizeof(d)), pct(by_cat[c], total));
+		    present__pct(by_cat[c], total), gt_cat_color[c], gt_cat_names[c],
+		    gt_fmt_dur(by_cat[c], d, sizeof(d)), present__pct(by_cat[c], total));
 	}
 	fputs("</div>", f);
 }
@@ -224,11 +187,11 @@ static void timeline_data(FILE *f, const struct an_result *r)
 
 			if (g->device != r->devices[d].id)
 				continue;
-			breakdown(g->by_cat, g->duration_ns, b, sizeof(b));
+			present__breakdown(g->by_cat, g->duration_ns, b, sizeof(b), GT_CAT_MAX, 1);
 			json_arr_begin(&j);
 			json_u64(&j, g->start_ns - t0);
 			json_u64(&j, g->end_ns - t0);
-			json_u64(&j, (uint64_t)dominant(g->by_cat));
+			json_u64(&j, (uint64_t)present__dominant(g->by_cat));
 			json_u64(&j, g->index);
 			json_u64(&j, g->device);
 			json_str(&j, b);
@@ -247,25 +210,13 @@ static void timeline_data(FILE *f, const struct an_result *r)
 	timeline__free(tl);
 }
 
-static int cmp_gap_len(const void *a, const void *b)
-{
-	const struct an_gap *const *x = a, *const *y = b;
-
-	if ((*x)->duration_ns != (*y)->duration_ns)
-		return (*x)->duration_ns > (*y)->duration_ns ? -1 : 1;
-	return (*x)->index < (*y)->index ? -1 : 1;
-}
-
 static void summary(FILE *f, const struct an_result *r, const struct an_opts *an)
 {
-	uint64_t busy = 0, span = 0, lost = r->lost_ringbuf + r->lost_map_full;
+	uint64_t busy, span, lost = r->lost_ringbuf + r->lost_map_full;
 	char d1[32], d2[32];
-	int top = dominant(r->totals);
+	int top = present__dominant(r->totals);
 
-	for (size_t i = 0; i < r->ndevices; i++) {
-		busy += r->devices[i].busy_ns;
-		span += r->devices[i].span_ns;
-	}
+	present__gpu_busy(r, &busy, &span);
 	fputs("<h1>gaptrace: why the GPU sat idle — ", f);
 	gt_xml_puts(f, r->comm);
 	fprintf(f, " (pid %u)</h1>\n<div class=\"mut\">capture <code>", r->pid);
@@ -291,7 +242,7 @@ static void summary(FILE *f, const struct an_result *r, const struct an_opts *an
 	fprintf(f,
 		"<div class=\"card\"><span class=\"mut\">GPU efficiency</span><b>%.1f %%</b>"
 		"<span class=\"mut\">busy %s of %s</span></div>\n",
-		pct(busy, span), gt_fmt_dur(busy, d1, sizeof(d1)),
+		present__pct(busy, span), gt_fmt_dur(busy, d1, sizeof(d1)),
 		gt_fmt_dur(span, d2, sizeof(d2)));
 	fprintf(f,
 		"<div class=\"card\"><span class=\"mut\">idle gaps</span><b>%zu</b>"
@@ -304,7 +255,7 @@ static void summary(FILE *f, const struct an_result *r, const struct an_opts *an
 			"<span class=\"mut\">%s, %.1f %% of gap time</span></div>\n",
 			gt_cat_color[top], gt_cat_names[top],
 			gt_fmt_dur(r->totals[top], d1, sizeof(d1)),
-			pct(r->totals[top], r->gap_ns_total));
+			present__pct(r->totals[top], r->gap_ns_total));
 	fprintf(f,
 		"<div class=\"card\"><span class=\"mut\">inter-unit gaps</span><b>%llu</b>"
 		"<span class=\"mut\">intra-unit %llu, unscoped %llu</span></div>\n",
@@ -342,10 +293,10 @@ static void category_table(FILE *f, const struct an_result *r)
 			"<td class=\"n\">%s</td><td><div class=\"sbar\"><span style=\"width:%.3f%%;"
 			"background:%s\"></span></div></td></tr>\n",
 			gt_cat_color[c], gt_cat_names[c], gt_fmt_dur(r->totals[c], d1, sizeof(d1)),
-			pct(r->totals[c], r->gap_ns_total),
+			present__pct(r->totals[c], r->gap_ns_total),
 			gt_fmt_dur(r->totals_kind[GT_GAP_INTER][c], d2, sizeof(d2)),
 			gt_fmt_dur(r->totals_kind[GT_GAP_INTRA][c], d3, sizeof(d3)),
-			pct(r->totals[c], r->gap_ns_total), gt_cat_color[c]);
+			present__pct(r->totals[c], r->gap_ns_total), gt_cat_color[c]);
 	fputs("</table>\n", f);
 }
 
@@ -360,7 +311,8 @@ static void chain_cell(FILE *f, const struct an_result *r, const struct an_gap *
 		/* Hops that explain at least a tenth of the gap, like the text report. */
 		if ((hp->to_ns - hp->from_ns) * 10 < g->duration_ns)
 			continue;
-		breakdown(hp->by_cat, hp->to_ns - hp->from_ns, b, sizeof(b));
+		present__breakdown(hp->by_cat, hp->to_ns - hp->from_ns, b, sizeof(b), GT_CAT_MAX,
+				   1);
 		fputs(any ? "<br>" : "", f);
 		fprintf(f, "waited %s for ", gt_fmt_dur(hp->to_ns - hp->from_ns, d, sizeof(d)));
 		gt_xml_puts(f, an_result__thread_name(r, hp->tid));
@@ -395,7 +347,7 @@ static void gaps_table(FILE *f, const struct an_result *r, unsigned top)
 	sorted = gt_xmalloc(sizeof(*sorted) * r->ngaps);
 	for (size_t i = 0; i < r->ngaps; i++)
 		sorted[i] = &r->gaps[i];
-	gt_sort(sorted, r->ngaps, sizeof(*sorted), cmp_gap_len);
+	gt_sort(sorted, r->ngaps, sizeof(*sorted), present__cmp_gap_len);
 	fputs(
 	    "<table><tr><th>gap</th><th>GPU</th><th>at</th><th>length</th><th>kind</th>"
 	    "<th>critical thread</th><th>breakdown</th><th>critical path, lock holders</th></tr>\n",
@@ -404,7 +356,7 @@ static void gaps_table(FILE *f, const struct an_result *r, unsigned top)
 		const struct an_gap *g = sorted[i];
 		char d[32], b[512];
 
-		breakdown(g->by_cat, g->duration_ns, b, sizeof(b));
+		present__breakdown(g->by_cat, g->duration_ns, b, sizeof(b), GT_CAT_MAX, 1);
 		fprintf(f,
 			"<tr id=\"gap-%u\"><td class=\"n\">%u</td><td class=\"n\">%u</td>"
 			"<td class=\"n\">%.3f s</td><td class=\"n\">%s</td><td>%s%s</td><td>",

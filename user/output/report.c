@@ -16,8 +16,9 @@
 #include "symbols/demangle.h"
 #include "output/flame.h"
 #include "output/html.h"
+#include "output/cmdopts.h"
+#include "output/present.h"
 #include "output/json.h"
-#include "output/report.h"
 #include "support/util.h"
 
 struct report_opts {
@@ -27,48 +28,6 @@ struct report_opts {
 	struct an_opts an;
 	bool color;
 };
-
-static int cmp_gap_len(const void *a, const void *b)
-{
-	const struct an_gap *const *x = a, *const *y = b;
-
-	if ((*x)->duration_ns != (*y)->duration_ns)
-		return (*x)->duration_ns > (*y)->duration_ns ? -1 : 1;
-	return (*x)->index < (*y)->index ? -1 : 1;
-}
-
-static double pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
-/* The categories of a gap, largest first, as "lock 26.1 ms (97%), cpu 0.52 ms". */
-static void breakdown(const uint64_t *by_cat, uint64_t total, char *buf, size_t len, int max)
-{
-	int order[GT_CAT_MAX], n = 0;
-	size_t off = 0;
-
-	for (int c = 0; c < GT_CAT_MAX; c++)
-		if (by_cat[c])
-			order[n++] = c;
-	for (int i = 1; i < n; i++)
-		for (int k = i; k > 0 && by_cat[order[k]] > by_cat[order[k - 1]]; k--) {
-			int t = order[k];
-
-			order[k] = order[k - 1];
-			order[k - 1] = t;
-		}
-	buf[0] = '\0';
-	for (int i = 0; i < n && i < max && off < len; i++) {
-		char d[32];
-
-		off += (size_t)snprintf(
-		    buf + off, len - off, "%s%s %s (%.0f%%)", i ? ", " : "", gt_cat_names[order[i]],
-		    gt_fmt_dur(by_cat[order[i]], d, sizeof(d)), pct(by_cat[order[i]], total));
-	}
-	if (n > max && off < len)
-		snprintf(buf + off, len - off, ", +%d more", n - max);
-}
 
 static void bar(FILE *f, double frac, int width)
 {
@@ -102,7 +61,7 @@ static void print_chain(FILE *f, const struct an_result *r, const struct an_gap 
 
 		if (!hop_matters(g, h))
 			continue;
-		breakdown(h->by_cat, h->to_ns - h->from_ns, b, sizeof(b), 2);
+		present__breakdown(h->by_cat, h->to_ns - h->from_ns, b, sizeof(b), 2, 0);
 		fprintf(f, "; %s on %s:%u, which spent it on: %s",
 			gt_fmt_dur(h->to_ns - h->from_ns, d, sizeof(d)),
 			gt_clean(an_result__thread_name(r, h->tid)), h->tid, b);
@@ -158,7 +117,7 @@ static void print_holders(FILE *f, const struct an_result *r, const struct an_ga
 			fprintf(f, "        lock held by %s:%u for %s of the wait",
 				gt_clean(an_result__thread_name(r, h->tid)), h->tid,
 				gt_fmt_dur(h->wait_ns, d, sizeof(d)));
-			breakdown(h->by_cat, h->wait_ns, b, sizeof(b), 2);
+			present__breakdown(h->by_cat, h->wait_ns, b, sizeof(b), 2, 0);
 			if (b[0])
 				fprintf(f, "; meanwhile it spent: %s", b);
 			frames_get(r, h->ustack, &fr);
@@ -235,7 +194,7 @@ static void print_chains(FILE *f, const struct an_result *r)
 		for (size_t k = 0; k < n && k < 5; k++) {
 			char d[32], b[200];
 
-			breakdown(cs[k].by_cat, cs[k].ns, b, sizeof(b), 2);
+			present__breakdown(cs[k].by_cat, cs[k].ns, b, sizeof(b), 2, 0);
 			fprintf(f, "  %4llu gaps  %10s  %s: %s\n", (unsigned long long)cs[k].gaps,
 				gt_fmt_dur(cs[k].ns, d, sizeof(d)), cs[k].sig, b);
 		}
@@ -276,8 +235,9 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 
 		fprintf(f, "  %-4u %-12s %-12s %6.1f %%   %6llu   %s\n", d->id,
 			gt_fmt_dur(d->busy_ns, d1, sizeof(d1)),
-			gt_fmt_dur(d->span_ns, d2, sizeof(d2)), pct(d->busy_ns, d->span_ns),
-			(unsigned long long)d->gaps, gt_fmt_dur(d->gap_ns, d3, sizeof(d3)));
+			gt_fmt_dur(d->span_ns, d2, sizeof(d2)),
+			present__pct(d->busy_ns, d->span_ns), (unsigned long long)d->gaps,
+			gt_fmt_dur(d->gap_ns, d3, sizeof(d3)));
 	}
 	fputc('\n', f);
 
@@ -311,7 +271,7 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 		sorted = gt_xmalloc(sizeof(*sorted) * r->ngaps);
 		for (size_t i = 0; i < r->ngaps; i++)
 			sorted[i] = &r->gaps[i];
-		gt_sort(sorted, r->ngaps, sizeof(*sorted), cmp_gap_len);
+		gt_sort(sorted, r->ngaps, sizeof(*sorted), present__cmp_gap_len);
 		fprintf(f, "Largest gaps (%zu of %zu; --top N for more)\n", n, r->ngaps);
 		fprintf(f, "  %5s %4s %10s %11s  %-10s  %-20s %s\n", "gap", "dev", "at", "length",
 			"kind", "critical thread", "breakdown");
@@ -324,7 +284,7 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 					 gt_clean(an_result__thread_name(r, g->tid)), g->tid);
 			else
 				snprintf(thr, sizeof(thr), "(no launch record)");
-			breakdown(g->by_cat, g->duration_ns, b, sizeof(b), 4);
+			present__breakdown(g->by_cat, g->duration_ns, b, sizeof(b), 4, 0);
 			fprintf(f, "  %5u %4u %9.3fs %11s  %-10s  %-20s %s%s\n", g->index,
 				g->device, (g->start_ns - r->start_ns) / 1e9,
 				gt_fmt_dur(g->duration_ns, d1, sizeof(d1)),
@@ -594,86 +554,6 @@ static void report_csv(FILE *f, const struct an_result *r)
 	}
 }
 
-int report__open_analyse(const char *path, const struct an_opts *an, struct capture **cap,
-			 struct an_result **res)
-{
-	char err[512];
-
-	*cap = capture__open(path, err, sizeof(err));
-	if (!*cap) {
-		gt_err("%s", err);
-		return -1;
-	}
-	if (analysis__run(*cap, an, res, err, sizeof(err))) {
-		gt_err("%s", err);
-		capture__close(*cap);
-		*cap = NULL;
-		return -1;
-	}
-	/* Damage is worth a line on stderr even when the report goes to a file. */
-	for (size_t i = 0; i < capture__nwarnings(*cap); i++)
-		gt_warn("%s", capture__warning(*cap, i));
-	return 0;
-}
-
-int report__parse_unit(const char *spec, struct an_opts *an)
-{
-	if (!strcmp(spec, "usdt")) {
-		an->units = GT_UNITS_USDT;
-		return 0;
-	}
-	if (!strncmp(spec, "func:", 5) && spec[5]) {
-		an->units = GT_UNITS_FUNC;
-		an->unit_func = spec + 5;
-		return 0;
-	}
-	if (!strncmp(spec, "burst:", 6) && !gt_parse_duration(spec + 6, &an->burst_gap_ns) &&
-	    an->burst_gap_ns) {
-		an->units = GT_UNITS_BURST;
-		return 0;
-	}
-	if (!strncmp(spec, "nvtx:", 5) && spec[5]) {
-		an->units = GT_UNITS_NVTX;
-		an->unit_glob = spec + 5;
-		return 0;
-	}
-	if (!strcmp(spec, "burst")) {
-		an->units = GT_UNITS_BURST;
-		return 0;
-	}
-	return -1;
-}
-
-int report__opt_min_gap(const char *arg, struct an_opts *an)
-{
-	if (gt_parse_duration(arg, &an->min_gap_ns) || !an->min_gap_ns) {
-		gt_err("bad --min-gap '%s': use e.g. 1ms, 500us", arg);
-		return -1;
-	}
-	return 0;
-}
-
-int report__opt_units(const char *flag, const char *arg, struct an_opts *an)
-{
-	if (report__parse_unit(arg, an)) {
-		gt_err("bad %s '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR", flag, arg);
-		return -1;
-	}
-	return 0;
-}
-
-int report__opt_depth(const char *arg, struct an_opts *an)
-{
-	uint64_t v;
-
-	if (gt_parse_uint(arg, 0, 16, &v)) {
-		gt_err("bad --depth '%s': give 0 to 16", arg);
-		return -1;
-	}
-	an->max_depth = (unsigned)v;
-	return 0;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: gaptrace report FILE [options]\n"
@@ -717,6 +597,21 @@ static void usage(FILE *f)
 		   "file cannot be read, 2 bad usage.\n");
 }
 
+static int report_write(struct cmd_job *job, FILE *out)
+{
+	const struct report_opts *o = job->ctx;
+
+	if (!strcmp(o->format, "json"))
+		report_json(out, job->res[0], o);
+	else if (!strcmp(o->format, "csv"))
+		report_csv(out, job->res[0]);
+	else if (!strcmp(o->format, "html"))
+		html__report(out, job->res[0], &o->an, o->top, job->cap[0]);
+	else
+		report_text(out, job->res[0], o);
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -731,12 +626,8 @@ int cmd_report(int argc, char **argv)
 	    {},
 	};
 	struct report_opts o = {.format = "text", .top = 10};
-	const char *outpath = NULL;
-	struct capture *cap = NULL;
-	struct an_result *res = NULL;
-	struct gt_out go = {.dfd = -1};
-	FILE *out = stdout;
-	int c, ret = GT_EXIT_FAIL;
+	struct cmd_job job = {.an = &o.an, .write = report_write, .ctx = &o};
+	int c, ret;
 	uint64_t top;
 
 	an_opts__defaults(&o.an);
@@ -761,19 +652,19 @@ int cmd_report(int argc, char **argv)
 			o.top = (unsigned)top;
 			break;
 		case 'm':
-			if (report__opt_min_gap(optarg, &o.an))
+			if (cmdopts__min_gap(optarg, &o.an))
 				return GT_EXIT_USAGE;
 			break;
 		case 'u':
-			if (report__opt_units("--unit", optarg, &o.an))
+			if (cmdopts__unit("--unit", optarg, &o.an))
 				return GT_EXIT_USAGE;
 			break;
 		case 'D':
-			if (report__opt_depth(optarg, &o.an))
+			if (cmdopts__depth(optarg, &o.an))
 				return GT_EXIT_USAGE;
 			break;
 		case 'o':
-			outpath = optarg;
+			job.outpath = optarg;
 			break;
 		case 'v':
 			gt_verbose++;
@@ -795,25 +686,7 @@ int cmd_report(int argc, char **argv)
 	/* The page embeds the flame graph, which is built from the pieces. */
 	if (!strcmp(o.format, "html"))
 		o.an.pieces = true;
-	if (report__open_analyse(o.path, &o.an, &cap, &res))
-		goto cleanup;
-	if (gt_out__open(&go, outpath))
-		goto cleanup;
-	out = go.f;
-	if (!strcmp(o.format, "json"))
-		report_json(out, res, &o);
-	else if (!strcmp(o.format, "csv"))
-		report_csv(out, res);
-	else if (!strcmp(o.format, "html"))
-		html__report(out, res, &o.an, o.top, cap);
-	else
-		report_text(out, res, &o);
-	if (gt_out__close(&go))
-		goto cleanup;
-	ret = GT_EXIT_OK;
-cleanup:
-	gt_out__abort(&go);
-	an_result__free(res);
-	capture__close(cap);
+	job.paths[0] = o.path;
+	ret = cmdopts__run(&job);
 	return ret;
 }

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cmdopts.c: the analysing commands' shared options (--min-gap, --unit,
+ * --depth) and their shared tail (analyse, open the output, write, close).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "capture/capture.h"
+#include "output/cmdopts.h"
+#include "support/util.h"
+
+static int parse_unit(const char *spec, struct an_opts *an)
+{
+	if (!strcmp(spec, "usdt")) {
+		an->units = GT_UNITS_USDT;
+		return 0;
+	}
+	if (!strncmp(spec, "func:", 5) && spec[5]) {
+		an->units = GT_UNITS_FUNC;
+		an->unit_func = spec + 5;
+		return 0;
+	}
+	if (!strncmp(spec, "burst:", 6) && !gt_parse_duration(spec + 6, &an->burst_gap_ns) &&
+	    an->burst_gap_ns) {
+		an->units = GT_UNITS_BURST;
+		return 0;
+	}
+	if (!strncmp(spec, "nvtx:", 5) && spec[5]) {
+		an->units = GT_UNITS_NVTX;
+		an->unit_glob = spec + 5;
+		return 0;
+	}
+	if (!strcmp(spec, "burst")) {
+		an->units = GT_UNITS_BURST;
+		return 0;
+	}
+	return -1;
+}
+
+int cmdopts__min_gap(const char *arg, struct an_opts *an)
+{
+	if (gt_parse_duration(arg, &an->min_gap_ns) || !an->min_gap_ns) {
+		gt_err("bad --min-gap '%s': use e.g. 1ms, 500us", arg);
+		return -1;
+	}
+	return 0;
+}
+
+int cmdopts__unit(const char *flag, const char *arg, struct an_opts *an)
+{
+	if (parse_unit(arg, an)) {
+		gt_err("bad %s '%s': use usdt, func:FUNC, nvtx:GLOB or burst:DUR", flag, arg);
+		return -1;
+	}
+	return 0;
+}
+
+int cmdopts__depth(const char *arg, struct an_opts *an)
+{
+	uint64_t v;
+
+	if (gt_parse_uint(arg, 0, 16, &v)) {
+		gt_err("bad --depth '%s': give 0 to 16", arg);
+		return -1;
+	}
+	an->max_depth = (unsigned)v;
+	return 0;
+}
+
+int cmdopts__open_analyse(const char *path, const struct an_opts *an, struct capture **cap,
+			  struct an_result **res)
+{
+	char err[512];
+
+	*cap = capture__open(path, err, sizeof(err));
+	if (!*cap) {
+		gt_err("%s", err);
+		return -1;
+	}
+	if (analysis__run(*cap, an, res, err, sizeof(err))) {
+		gt_err("%s", err);
+		capture__close(*cap);
+		*cap = NULL;
+		return -1;
+	}
+	/* Damage is worth a line on stderr even when the report goes to a file. */
+	for (size_t i = 0; i < capture__nwarnings(*cap); i++)
+		gt_warn("%s", capture__warning(*cap, i));
+	return 0;
+}
+
+int cmdopts__run(struct cmd_job *job)
+{
+	struct gt_out go = {.dfd = -1};
+	int ret = GT_EXIT_FAIL;
+
+	for (int i = 0; i < 2 && job->paths[i]; i++)
+		if (cmdopts__open_analyse(job->paths[i], job->an, &job->cap[i], &job->res[i]))
+			goto cleanup;
+	if (job->prepare && job->prepare(job))
+		goto cleanup;
+	if (gt_out__open(&go, job->outpath))
+		goto cleanup;
+	if (job->write(job, go.f)) {
+		if (job->what)
+			gt_err("writing %s failed: %s", go.f == stdout ? job->what : job->outpath,
+			       strerror(errno));
+		goto cleanup;
+	}
+	if (gt_out__close(&go))
+		goto cleanup;
+	ret = GT_EXIT_OK;
+cleanup:
+	gt_out__abort(&go);
+	for (int i = 0; i < 2; i++) {
+		an_result__free(job->res[i]);
+		capture__close(job->cap[i]);
+		job->res[i] = NULL;
+		job->cap[i] = NULL;
+	}
+	return ret;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * cmdopts.h: what the analysing commands (report, flame, diff, export)
+ * share on the command line: one parser and one message per analysis
+ * option (--min-gap, --unit SPEC, --depth), and one tail that analyses the
+ * captures, writes the output and closes it.
+ */
+#ifndef GT_CMDOPTS_H
+#define GT_CMDOPTS_H
+
+#include <stdio.h>
+
+struct an_opts;
+struct an_result;
+struct capture;
+
+/*
+ * Each parses its argument into an, or prints the one-line error and
+ * returns -1.  flag is the option's name as the command spells it ("--unit").
+ */
+int cmdopts__min_gap(const char *arg, struct an_opts *an);
+/* SPEC: usdt, func:FUNC, nvtx:GLOB, burst[:DUR]. */
+int cmdopts__unit(const char *flag, const char *arg, struct an_opts *an);
+int cmdopts__depth(const char *arg, struct an_opts *an);
+
+/* Opens path and analyses it; on failure prints the one-line error, returns -1. */
+int cmdopts__open_analyse(const char *path, const struct an_opts *an, struct capture **cap,
+			  struct an_result **res);
+
+/* One command run: its captures, how to analyse them and what to write. */
+struct cmd_job {
+	const char *paths[2];	  /* the capture, or BEFORE and AFTER; paths[1] may be NULL */
+	const struct an_opts *an; /* for every capture */
+	const char *outpath;	  /* NULL or "-": stdout */
+	/*
+	 * On a write error (write returned -1): "writing WHAT failed: <errno>",
+	 * WHAT being outpath, or what when writing to stdout.  NULL: no message.
+	 */
+	const char *what;
+	/* Optional, after the analysis and before the output is opened: 0 or -1 (said why). */
+	int (*prepare)(struct cmd_job *job);
+	/* Writes the output: 0, or -1 on a write error. */
+	int (*write)(struct cmd_job *job, FILE *out);
+	void *ctx; /* the command's own */
+	/* Filled by cmdopts__run, valid in prepare and write. */
+	struct capture *cap[2];
+	struct an_result *res[2];
+};
+
+/*
+ * Analyses the captures, opens the output, writes and closes it (a file
+ * appears only when all of that worked), then frees the captures and
+ * results.  Returns GT_EXIT_OK or GT_EXIT_FAIL after a one-line error.
+ */
+int cmdopts__run(struct cmd_job *job);
+
+#endif /* GT_CMDOPTS_H */
