@@ -3,6 +3,8 @@
  * syms.h: address-to-symbol resolution on the recording host (ELF .symtab and
  * .dynsym of every mapped object, /proc/kallsyms for the kernel), mappings
  * with build ids, and ELF queries the attacher needs (USDT notes, symbols).
+ * The module: syms.c and symtab.c (resolution), live.c (a running process's
+ * mappings and symbol addresses), usdt.c (USDT notes), elf.c (ELF primitives).
  */
 #ifndef GT_SYMS_H
 #define GT_SYMS_H

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * capture_priv.h: what the capture writer, reader and record codecs share:
+ * limits of the layout, unaligned integer access, the block CRC and error
+ * text helpers.  Included only by user/capture/ files.
+ */
+#ifndef GT_CAPTURE_PRIV_H
+#define GT_CAPTURE_PRIV_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "capture/capture.h"
+#include "support/util.h"
+
+/* What GT_CAP_BOM reads as when the writer had the other byte order. */
+#define GT_CAP_BOM_SWAPPED 0x4D3C2B1AU
+/* HEADER body before its strings: u32 BOM, u16 major, u16 minor. */
+#define HDR_FIXED 8
+/* Smallest block: head and tail around an empty body. */
+#define BLOCK_MIN (GT_CAP_BLOCK_HEAD + GT_CAP_BLOCK_TAIL)
+/* Longest text of a string field, so it always fits a GT_CAP_MAX_STRING buffer with its NUL. */
+#define STR_MAX (GT_CAP_MAX_STRING - 1)
+/* A file damaged block after block must not grow memory without bound. */
+#define MAX_WARNINGS 100
+
+/* Messages for a bad HEADER, each reached by several checks. */
+#define HDR_TRUNCATED "%s: capture header is truncated: the file cannot be read"
+#define HDR_LENGTHS   "%s: capture header is damaged (inconsistent lengths): the file cannot be read"
+
+/* Fixed bytes at the start of each entry kind (capture.h). */
+#define SYM_FIXED   20
+#define MAP_FIXED   56
+#define PROBE_FIXED 16
+#define STACK_FIXED 16
+
+static inline uint64_t round8(uint64_t n)
+{
+	return (n + 7) & ~7ULL;
+}
+
+/* The file's integers are read and written through memcpy: nothing in it is aligned for us. */
+static inline uint16_t get_u16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint32_t get_u32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void put_u16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void put_u32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void put_u64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline uint32_t crc_update(uint32_t crc, const void *p, size_t len)
+{
+	/* zlib treats a NULL buffer as "return the initial value", losing crc. */
+	if (!len)
+		return crc;
+	return (uint32_t)crc32(crc, p, (uInt)len);
+}
+
+static inline void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static inline void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static inline char *xvasprintf(const char *fmt, va_list ap)
+{
+	va_list aq;
+	char *s;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n < 0)
+		n = 0;
+	s = gt_xmalloc((size_t)n + 1);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	return s;
+}
+
+static inline char *fmt_alloc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static inline char *fmt_alloc(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = xvasprintf(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* ---- body buffers ---- */
+
+static inline uint8_t *buf_grow(struct capture_buf *b, size_t n)
+{
+	uint8_t *p;
+
+	gt_grow((void **)&b->data, &b->cap, b->len + n, 1);
+	p = b->data + b->len;
+	b->len += n;
+	return p;
+}
+
+static inline void buf_put(struct capture_buf *b, const void *src, size_t n)
+{
+	if (n)
+		memcpy(buf_grow(b, n), src, n);
+}
+
+/* Entries of the length-prefixed kinds are padded to 8 bytes, counted from their start. */
+static inline void buf_pad8(struct capture_buf *b, size_t start)
+{
+	size_t pad = (size_t)(round8(b->len - start) - (b->len - start));
+
+	if (pad)
+		memset(buf_grow(b, pad), 0, pad);
+}
+
+static inline uint16_t str_len(const char *s)
+{
+	return s ? (uint16_t)strnlen(s, STR_MAX) : 0;
+}
+
+#endif /* GT_CAPTURE_PRIV_H */

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * writer.c: the capture writer (layout in capture.h): the HEADER, blocks with
+ * their CRC, buffered EVENTS, the end-of-file mark.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "capture/capture.h"
+#include "capture/capture_priv.h"
+#include "gaptrace.h"
+#include "support/util.h"
+
+/* ---- writer ---- */
+
+struct capture_writer {
+	int fd;
+	bool own_fd;
+	int err; /* first write error (-errno): the file has a torn block, so stop there */
+	uint64_t bytes;
+	uint64_t events;
+	struct capture_buf ev; /* pending EVENTS body */
+};
+
+/* Writes every byte of iov, through short writes and signals. */
+static int write_full(int fd, struct iovec *iov, int cnt)
+{
+	ssize_t n;
+
+	for (;;) {
+		while (cnt && !iov->iov_len) {
+			iov++;
+			cnt--;
+		}
+		if (!cnt)
+			return 0;
+		n = writev(fd, iov, cnt);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		/* No progress on a non-empty write: give up rather than spin. */
+		if (n == 0)
+			return -EIO;
+		while (cnt && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt) {
+			iov->iov_base = (uint8_t *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
+	}
+}
+
+static int write_block(struct capture_writer *w, uint32_t type, const void *body, size_t len)
+{
+	uint8_t head[GT_CAP_BLOCK_HEAD], tail[7 + GT_CAP_BLOCK_TAIL] = {};
+	size_t pad, total;
+	struct iovec iov[3];
+	uint32_t crc;
+	int err;
+
+	if (w->err)
+		return w->err;
+	if (len > GT_CAP_MAX_BLOCK - BLOCK_MIN)
+		return -EFBIG;
+	pad = (size_t)(round8(len) - len);
+	total = BLOCK_MIN + len + pad;
+	put_u32(head, type);
+	put_u32(head + 4, (uint32_t)total);
+	put_u32(head + 8, (uint32_t)len);
+	put_u32(head + 12, 0);
+	crc = crc_update(0, head, sizeof(head));
+	crc = crc_update(crc, body, len);
+	crc = crc_update(crc, tail, pad);
+	put_u32(tail + pad, crc);
+	put_u32(tail + pad + 4, (uint32_t)total);
+
+	iov[0] = (struct iovec){.iov_base = head, .iov_len = sizeof(head)};
+	iov[1] = (struct iovec){.iov_base = (void *)body, .iov_len = len};
+	iov[2] = (struct iovec){.iov_base = tail, .iov_len = pad + GT_CAP_BLOCK_TAIL};
+	err = write_full(w->fd, iov, 3);
+	if (err) {
+		w->err = err;
+		return err;
+	}
+	w->bytes += total;
+	return 0;
+}
+
+static struct capture_writer *writer_start(int fd, bool own_fd, const char *name,
+					   const char *const *kv, size_t n, char *err,
+					   size_t errlen)
+{
+	struct capture_writer *w = gt_xcalloc(1, sizeof(*w));
+	struct capture_buf hdr = {};
+	uint8_t *p;
+	int ret;
+
+	w->fd = fd;
+	w->own_fd = own_fd;
+
+	p = buf_grow(&hdr, HDR_FIXED);
+	put_u32(p, GT_CAP_BOM);
+	put_u16(p + 4, GT_CAP_MAJOR);
+	put_u16(p + 6, GT_CAP_MINOR);
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = kv[i] ? strchr(kv[i], '=') : NULL;
+		size_t len;
+
+		if (!eq || eq == kv[i] || eq - kv[i] >= STR_MAX) {
+			set_err(err, errlen, "%s: header entry %zu is not key=value", name, i);
+			goto cleanup;
+		}
+		/* Long values (a command line) are cut so every reader can hold them. */
+		len = strnlen(kv[i], STR_MAX);
+		buf_put(&hdr, kv[i], len);
+		buf_put(&hdr, "", 1);
+		if (hdr.len > GT_CAP_MAX_HEADER - BLOCK_MIN) {
+			set_err(err, errlen, "%s: header is over the %u-byte limit", name,
+				GT_CAP_MAX_HEADER);
+			goto cleanup;
+		}
+	}
+	ret = write_block(w, GT_BLK_HEADER, hdr.data, hdr.len);
+	if (ret) {
+		set_err(err, errlen, "cannot write %s: %s", name, strerror(-ret));
+		goto cleanup;
+	}
+	capture_buf__free(&hdr);
+	return w;
+
+cleanup:
+	capture_buf__free(&hdr);
+	free(w);
+	return NULL;
+}
+
+struct capture_writer *capture_writer__open(const char *path, const char *const *kv, size_t n,
+					    char *err, size_t errlen)
+{
+	struct capture_writer *w = NULL;
+	int fd;
+
+	/* Root writes here: no link is followed, the previous capture is kept as .old. */
+	fd = gt_out__create_keep_old(path, err, errlen);
+	if (fd < 0)
+		return NULL;
+	w = writer_start(fd, true, path, kv, n, err, errlen);
+	if (!w)
+		close(fd);
+	return w;
+}
+
+struct capture_writer *capture_writer__open_fd(int fd, const char *const *kv, size_t n, char *err,
+					       size_t errlen)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "fd %d", fd);
+	return writer_start(fd, false, name, kv, n, err, errlen);
+}
+
+int capture_writer__event(struct capture_writer *w, const void *rec, size_t size)
+{
+	struct gt_hdr hdr;
+
+	if (w->err)
+		return w->err;
+	if (size < sizeof(hdr) || size > GT_CAP_MAX_RECORD)
+		return -EINVAL;
+	memcpy(&hdr, rec, sizeof(hdr));
+	if (hdr.size != size)
+		return -EINVAL;
+	buf_put(&w->ev, rec, size);
+	w->events++;
+	if (w->ev.len >= GT_CAP_EVENTS_FLUSH)
+		return capture_writer__flush(w);
+	return 0;
+}
+
+int capture_writer__flush(struct capture_writer *w)
+{
+	int err;
+
+	if (w->err)
+		return w->err;
+	if (!w->ev.len)
+		return 0;
+	err = write_block(w, GT_BLK_EVENTS, w->ev.data, w->ev.len);
+	capture_buf__reset(&w->ev);
+	return err;
+}
+
+int capture_writer__block(struct capture_writer *w, uint32_t type, const void *body, size_t len)
+{
+	int err;
+
+	/* Only the writer's own first block may be a HEADER: a second one would start a new file. */
+	if (type == GT_BLK_HEADER)
+		return -EINVAL;
+	err = capture_writer__flush(w);
+	if (err)
+		return err;
+	return write_block(w, type, body, len);
+}
+
+uint64_t capture_writer__bytes(const struct capture_writer *w)
+{
+	return w->bytes;
+}
+
+uint64_t capture_writer__events(const struct capture_writer *w)
+{
+	return w->events;
+}
+
+int capture_writer__close(struct capture_writer *w)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	err = capture_writer__flush(w);
+	if (w->own_fd && close(w->fd) && !err)
+		err = -errno;
+	capture_buf__free(&w->ev);
+	free(w);
+	return err;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * syms_priv.h: the symbolizer's sorted symbol tables (symtab.c), shared by
+ * syms.c for ELF files and kallsyms.  Included only by user/symbols/ files.
+ */
+#ifndef GT_SYMS_PRIV_H
+#define GT_SYMS_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym {
+	uint64_t addr;
+	uint64_t size;	   /* 0: reaches the next symbol */
+	uint32_t name;	   /* offset in symtab.strs */
+	uint32_t mod : 24; /* kernel: index in ksyms.mods */
+	uint32_t rank : 8; /* among aliases the highest wins */
+};
+
+struct symtab {
+	struct sym *syms;
+	size_t nsyms, cap;
+	char *strs;
+	size_t strs_len, strs_cap;
+};
+
+/* Adds a symbol; -E2BIG past the limits (the table stays usable). */
+int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name, size_t len,
+		unsigned int rank, uint32_t mod);
+/* Sorts by address and keeps one entry per address, the best-named alias. */
+void symtab__finish(struct symtab *t);
+/* The symbol covering addr, or NULL. */
+const struct sym *symtab__find(const struct symtab *t, uint64_t addr);
+void symtab__free(struct symtab *t);
+
+#endif /* GT_SYMS_PRIV_H */
