@@ -230,16 +230,15 @@ static void progress_line(struct recorder *r, uint64_t now, bool final)
 	r->last_progress_ns = now;
 }
 
-/* The scheduler programs, each in its tp_btf and raw_tp flavour. */
+/* The scheduler programs (tp_btf; the raw_tp flavour was removed). */
 struct sched_prog {
-	struct bpf_program *btf, *raw;
-	struct bpf_link **btf_link, **raw_link;
+	struct bpf_program *prog;
+	struct bpf_link **link;
 };
 
-#define SCHED_PROG(s, name)                                                           \
-	{                                                                             \
-		(s)->progs.btf_##name, (s)->progs.raw_##name, &(s)->links.btf_##name, \
-		    &(s)->links.raw_##name                                            \
+#define SCHED_PROG(s, name)                                   \
+	{                                                     \
+		(s)->progs.btf_##name, &(s)->links.btf_##name \
 	}
 
 static size_t sched_progs(struct gaptrace_bpf *s, struct sched_prog *out)
@@ -256,43 +255,18 @@ static size_t sched_progs(struct gaptrace_bpf *s, struct sched_prog *out)
 
 #define MAX_SCHED_PROGS 8
 
-static int choose_sched_attach(struct recorder *r)
-{
-	struct sched_prog p[MAX_SCHED_PROGS];
-	size_t n = sched_progs(r->skel, p);
-	bool use_btf;
-
-	if (!strcmp(r->o->attach, "tp_btf"))
-		use_btf = true;
-	else if (!strcmp(r->o->attach, "raw_tp"))
-		use_btf = false;
-	else
-		use_btf = gt_have_vmlinux_btf() && gt_probe_tp_btf("sched_switch");
-	for (size_t i = 0; i < n; i++) {
-		bpf_program__set_autoload(p[i].btf, use_btf);
-		bpf_program__set_autoload(p[i].raw, !use_btf);
-	}
-	r->attach_kind = use_btf ? "tp_btf" : "raw_tp";
-	gt_dbg("scheduler tracepoints: %s", r->attach_kind);
-	return 0;
-}
-
 static int attach_sched(struct recorder *r)
 {
-	bool btf = !strcmp(r->attach_kind, "tp_btf");
 	struct sched_prog p[MAX_SCHED_PROGS];
 	size_t n = sched_progs(r->skel, p);
 
 	for (size_t i = 0; i < n; i++) {
-		struct bpf_program *prog = btf ? p[i].btf : p[i].raw;
-		struct bpf_link **link = btf ? p[i].btf_link : p[i].raw_link;
-
-		*link = bpf_program__attach(prog);
-		if (!*link) {
+		*p[i].link = bpf_program__attach(p[i].prog);
+		if (!*p[i].link) {
 			int err = -errno;
 
 			gt_err("cannot attach %s: %s; run 'gaptrace doctor'",
-			       bpf_program__name(prog), strerror(errno));
+			       bpf_program__name(p[i].prog), strerror(errno));
 			return err;
 		}
 	}
@@ -305,9 +279,8 @@ static void detach_sched(struct recorder *r)
 	size_t n = sched_progs(r->skel, p);
 
 	for (size_t i = 0; i < n; i++) {
-		bpf_link__destroy(*p[i].btf_link);
-		bpf_link__destroy(*p[i].raw_link);
-		*p[i].btf_link = *p[i].raw_link = NULL;
+		bpf_link__destroy(*p[i].link);
+		*p[i].link = NULL;
 	}
 }
 
@@ -466,7 +439,6 @@ static int setup_bpf(struct recorder *r)
 	bpf_map__set_value_size(r->skel->maps.ustack_scratch,
 				offsetof(struct gt_ustack, data) + (o->dwarf ? o->stack_bytes : 8));
 	bpf_map__set_max_entries(r->skel->maps.ustack_slots, o->dwarf ? DWARF_SLOTS : 1);
-	choose_sched_attach(r);
 	err = gaptrace_bpf__load(r->skel);
 	if (err) {
 		gt_err("cannot load the BPF programs (%s): run 'gaptrace doctor'%s", strerror(-err),
@@ -652,7 +624,7 @@ int cmd_record(int argc, char **argv)
 		r.last_rescan_ns = r.start_ns - RESCAN_NS + 20 * NSEC_PER_MSEC;
 	}
 	gt_info("recording pid %d (%s, %u USDT, %u uprobes, %u samplers; GPU: %s) to %s%s", r.pid,
-		r.attach_kind, attacher__usdt_links(r.att), attacher__uprobe_links(r.att),
+		"tp_btf", attacher__usdt_links(r.att), attacher__uprobe_links(r.att),
 		attacher__sample_events(r.att), o.gpu.source, o.output,
 		r.progress ? "" : "; Ctrl-C to stop");
 

@@ -69,7 +69,7 @@ void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, cha
 	}
 	capture_buf__kv(kv, "ncpus", "%d", r->ncpus);
 	capture_buf__kv(kv, "clock", "CLOCK_MONOTONIC");
-	capture_buf__kv(kv, "sched_attach", "%s", r->attach_kind);
+	capture_buf__kv(kv, "sched_attach", "%s", "tp_btf");
 	capture_buf__kv(kv, "sample_period_ns", "%llu", (unsigned long long)r->o->sample_period_ns);
 	capture_buf__kv(kv, "sampler", "%s", r->o->cpu_samplers ? "cpu" : "thread");
 	capture_buf__kv(kv, "ringbuf_bytes", "%llu", (unsigned long long)r->o->ringbuf_bytes);

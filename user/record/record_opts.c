@@ -75,8 +75,6 @@ static void usage(FILE *f)
 		"                          (Nsight attached): the report says which was used\n"
 		"      --cupti-lib PATH    libgaptrace-cupti.so to use (default: next to the\n"
 		"                          gaptrace binary, then /usr/local/lib/gaptrace)\n"
-		"      --attach auto|tp_btf|raw_tp\n"
-		"                          scheduler tracepoint flavour (default auto)\n"
 		"      --progress, --no-progress\n"
 		"                          force the live status line on/off (default: on when\n"
 		"                          stderr is a terminal)\n"
@@ -152,7 +150,6 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	o->default_probes = true;
 	o->follow_children = true;
 	o->progress = -1;
-	o->attach = "auto";
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+p:o:d:F:vh", longopts, NULL)) != -1) {
 		uint64_t num;
@@ -271,13 +268,11 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 			o->cupti_lib = optarg;
 			break;
 		case OPT_ATTACH:
-			if (strcmp(optarg, "auto") && strcmp(optarg, "tp_btf") &&
-			    strcmp(optarg, "raw_tp")) {
-				gt_err("bad --attach '%s': use auto, tp_btf or raw_tp", optarg);
-				return -1;
-			}
-			o->attach = optarg;
-			break;
+			/* Kept so old command lines fail clearly instead of as an unknown option. */
+			gt_err("--attach is gone: the raw_tp flavour was removed and the scheduler "
+			       "tracepoints are always tp_btf (needs Linux >= 5.15 with BTF); drop "
+			       "--attach");
+			return -1;
 		case OPT_PROGRESS:
 			o->progress = 1;
 			break;

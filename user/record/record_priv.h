@@ -40,8 +40,7 @@ struct record_opts {
 	uint32_t dwarf_sample_bytes; /* --dwarf-samples: snapshot size, 0 off */
 	bool default_probes;
 	bool follow_children;
-	int progress;	    /* -1 auto (tty), 0 off, 1 on */
-	const char *attach; /* auto, tp_btf, raw_tp */
+	int progress; /* -1 auto (tty), 0 off, 1 on */
 	struct probe_table probes;
 	struct gpu_setup gpu;
 	const char *cupti_lib;
@@ -54,7 +53,6 @@ struct recorder {
 	struct attacher *att;
 	struct capture_writer *w;
 	struct syms_cache *syms;
-	const char *attach_kind;
 	pid_t pid;
 	int pidfd;
 	pid_t child; /* launch mode */
