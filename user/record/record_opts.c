@@ -33,8 +33,10 @@ static void usage(FILE *f)
 		"  -o, --output FILE       capture file (default gaptrace.gtcap; an existing\n"
 		"                          file is kept as FILE.old)\n"
 		"  -d, --duration DUR      stop after DUR (e.g. 30s, 2m)\n"
-		"  -F, --sample-period DUR CPU sample period while a traced thread runs\n"
-		"                          (default 250us: 4 kHz splits millisecond gaps;\n"
+		"  -F, --freq HZ           CPU sample frequency while a traced thread runs\n"
+		"                          (default 4000: every 250us, splits millisecond\n"
+		"                          gaps; at most 10000; 0 = off)\n"
+		"      --sample-period DUR the same as a period (e.g. 250us, at least 100us;\n"
 		"                          0 = off)\n"
 		"      --sampler cpu|thread\n"
 		"                          cpu (default): one cpu-clock event per CPU, kept\n"
@@ -104,6 +106,7 @@ enum {
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
 	OPT_SAMPLER,
+	OPT_SAMPLE_PERIOD,
 };
 
 int record__parse_opts(int argc, char **argv, struct record_opts *o)
@@ -112,7 +115,8 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	    {"pid", required_argument, NULL, 'p'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"duration", required_argument, NULL, 'd'},
-	    {"sample-period", required_argument, NULL, 'F'},
+	    {"freq", required_argument, NULL, 'F'},
+	    {"sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD},
 	    {"sampler", required_argument, NULL, OPT_SAMPLER},
 	    {"probe", required_argument, NULL, OPT_PROBE},
 	    {"unit", required_argument, NULL, OPT_UNIT},
@@ -173,6 +177,16 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'F':
+			/* Hz, as perf and bcc read -F; 10 kHz is the 100us period bound. */
+			if (gt_parse_uint(optarg, 0, 10000, &num)) {
+				gt_err("bad -F/--freq '%s': use 0 (off) or a frequency in Hz up to "
+				       "10000, e.g. -F 1000 (or --sample-period DUR)",
+				       optarg);
+				return -1;
+			}
+			o->sample_period_ns = num ? NSEC_PER_SEC / num : 0;
+			break;
+		case OPT_SAMPLE_PERIOD:
 			if (gt_parse_duration(optarg, &o->sample_period_ns) ||
 			    (o->sample_period_ns && o->sample_period_ns < 100 * NSEC_PER_USEC)) {
 				gt_err("bad --sample-period '%s': use 0 (off) or at least 100us, "
