@@ -24,21 +24,6 @@ static __always_inline long gt_task_state(struct task_struct *t)
 }
 
 /*
- * x86-64 task_pt_regs() for the raw_tp fallback, where the task pointer is
- * not a trusted BTF pointer and bpf_task_pt_regs() refuses it: the user
- * register frame sits at the top of the kernel stack (THREAD_SIZE is 16 KiB
- * without KASAN; the recorder sets cfg_thread_size when it knows better).
- */
-static __always_inline struct pt_regs *gt_task_regs_raw(struct task_struct *t, __u32 thread_size)
-{
-	void *stack = BPF_CORE_READ(t, stack);
-
-	if (!stack)
-		return NULL;
-	return (struct pt_regs *)((char *)stack + thread_size) - 1;
-}
-
-/*
  * The innermost pending uretprobe return of task t (NULL: none).  Only
  * kernels with CONFIG_UPROBES have task_struct::utask; the field names of
  * struct return_instance (stack, orig_ret_vaddr, next) are stable since 3.x.

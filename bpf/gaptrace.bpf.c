@@ -26,7 +26,6 @@ const volatile bool cfg_ustacks = true;
 const volatile bool cfg_kstacks = true;
 const volatile __u64 cfg_wakeup_bytes = 1 << 20; /* force a reader wakeup above this */
 const volatile bool cfg_follow_children = true;
-const volatile __u32 cfg_thread_size = 16384;
 /* --stacks dwarf: snapshot bytes at switch-out (0: off), at CPU samples (0: off). */
 const volatile __u32 cfg_dwarf_bytes = 0;
 const volatile __u32 cfg_dwarf_sample_bytes = 0;
@@ -604,7 +603,7 @@ out:
 }
 
 static __always_inline int handle_switch(void *ctx, bool preempt, struct task_struct *prev,
-					 struct task_struct *next, bool btf)
+					 struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
@@ -614,10 +613,7 @@ static __always_inline int handle_switch(void *ctx, bool preempt, struct task_st
 	if (prev_tgid && is_target(prev_tgid))
 		switch_out(ctx, preempt, prev, now);
 	if (next_tgid && is_target(next_tgid)) {
-		if (btf)
-			next_regs = (struct pt_regs *)bpf_task_pt_regs(next);
-		else
-			next_regs = gt_task_regs_raw(next, cfg_thread_size);
+		next_regs = (struct pt_regs *)bpf_task_pt_regs(next);
 		switch_in(next, next_regs, now);
 	}
 	return 0;
@@ -741,11 +737,11 @@ static __always_inline int handle_rename(struct task_struct *t, const char *comm
 	return 0;
 }
 
-/* tp_btf flavours: preferred (direct BTF access, trusted pointers). */
+/* The scheduler tracepoints, as tp_btf programs (direct BTF access, trusted pointers). */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return handle_switch(ctx, preempt, prev, next, true);
+	return handle_switch(ctx, preempt, prev, next);
 }
 
 SEC("tp_btf/sched_waking")
@@ -780,49 +776,6 @@ int BPF_PROG(btf_sched_exec, struct task_struct *p)
 
 SEC("tp_btf/task_rename")
 int BPF_PROG(btf_task_rename, struct task_struct *t, const char *comm)
-{
-	return handle_rename(t, comm);
-}
-
-/* raw_tp flavours: the fallback on kernels without tp_btf support. */
-SEC("raw_tp/sched_switch")
-int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	return handle_switch(ctx, preempt, prev, next, false);
-}
-
-SEC("raw_tp/sched_waking")
-int BPF_PROG(raw_sched_waking, struct task_struct *p)
-{
-	return handle_waking(p);
-}
-
-SEC("raw_tp/sched_wakeup")
-int BPF_PROG(raw_sched_wakeup, struct task_struct *p)
-{
-	return handle_wakeup(p);
-}
-
-SEC("raw_tp/sched_process_fork")
-int BPF_PROG(raw_sched_fork, struct task_struct *parent, struct task_struct *child)
-{
-	return handle_fork(parent, child);
-}
-
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(raw_sched_exit, struct task_struct *p)
-{
-	return handle_exit(p);
-}
-
-SEC("raw_tp/sched_process_exec")
-int BPF_PROG(raw_sched_exec, struct task_struct *p)
-{
-	return handle_exec(p);
-}
-
-SEC("raw_tp/task_rename")
-int BPF_PROG(raw_task_rename, struct task_struct *t, const char *comm)
 {
 	return handle_rename(t, comm);
 }

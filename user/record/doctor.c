@@ -67,24 +67,13 @@ static bool can_sample(void)
 static int try_load(char *msg, size_t len)
 {
 	struct gaptrace_bpf *skel = gaptrace_bpf__open();
-	bool btf = gt_have_vmlinux_btf() && gt_probe_tp_btf("sched_switch");
-	struct bpf_program *p;
 	int err;
 
 	if (!skel) {
 		snprintf(msg, len, "cannot open the BPF object: %s", strerror(errno));
 		return -1;
 	}
-	/* Load only the flavour record would pick, with small maps. */
-	bpf_object__for_each_program(p, skel->obj)
-	{
-		const char *n = bpf_program__name(p);
-
-		if (!strncmp(n, "btf_", 4))
-			bpf_program__set_autoload(p, btf);
-		else if (!strncmp(n, "raw_", 4))
-			bpf_program__set_autoload(p, !btf);
-	}
+	/* Every program record loads, with small maps. */
 	bpf_map__set_max_entries(skel->maps.events, 1 << 16);
 	bpf_map__set_max_entries(skel->maps.stacks, 256);
 	err = gaptrace_bpf__load(skel);
@@ -92,7 +81,7 @@ static int try_load(char *msg, size_t len)
 		snprintf(msg, len, "the kernel refused gaptrace's BPF programs (%s)",
 			 strerror(-err));
 	else
-		snprintf(msg, len, "all programs load (%s flavour)", btf ? "tp_btf" : "raw_tp");
+		snprintf(msg, len, "all programs load");
 	gaptrace_bpf__destroy(skel);
 	return err;
 }
@@ -150,10 +139,11 @@ int cmd_doctor(int argc, char **argv)
 	if (priv) {
 		bool btf = gt_probe_tp_btf("sched_switch");
 
-		check(btf ? OK : WARN, "tp_btf tracepoints",
+		check(btf ? OK : FAIL, "tp_btf tracepoints",
 		      btf ? "sched_switch accepts tp_btf programs"
-			  : "tp_btf refused: falling back to raw_tp (works, slightly slower)",
-		      "none needed; a kernel >= 5.5 with BTF enables tp_btf");
+			  : "the kernel refuses tp_btf programs on sched_switch: record cannot "
+			    "attach its scheduler programs",
+		      "use Linux >= 5.15 with BTF (CONFIG_DEBUG_INFO_BTF=y)");
 		check(gt_probe_ringbuf() ? OK : FAIL, "BPF ring buffer",
 		      gt_probe_ringbuf() ? "available" : "not available", "needs Linux >= 5.8");
 		check(can_sample() ? OK : WARN, "CPU sampling",
@@ -179,7 +169,7 @@ int cmd_doctor(int argc, char **argv)
 		      "/sys/kernel/tracing");
 	check(OK, "tracefs",
 	      tracefs ? "mounted"
-		      : "not mounted (not needed: gaptrace uses tp_btf/raw_tp and "
+		      : "not mounted (not needed: gaptrace uses tp_btf and "
 			"PMU uprobes)",
 	      NULL);
 	check(kallsyms_readable() ? OK : WARN, "kernel symbols",

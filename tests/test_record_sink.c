@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_record_sink.c: cmocka tests of the recorder's sink (record/record_sink):
+ * hand-built BPF ring-buffer records go in, with a fake stack map, symbolizer
+ * and rescan hook, and the capture that comes out is read back and checked
+ * field by field.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/capture.h"
+#include "gaptrace.h"
+#include "record/record_sink.h"
+#include "support/util.h"
+
+#define MAX_OUT	 32
+#define USER_IP0 0x401000ULL
+#define USER_IP1 0x401100ULL
+#define KERN_IP0 0xffffffff81000000ULL
+
+/* What came back out of the capture. */
+struct out_stack {
+	int32_t id;
+	uint32_t pid;
+	bool kernel;
+	uint16_t nr, flags;
+	uint64_t ips[GT_STACK_DEPTH];
+};
+
+struct out_symbol {
+	uint64_t ip;
+	uint32_t pid, off;
+	char name[64], module[64];
+};
+
+struct fx {
+	char dir[64], path[96];
+	struct capture_writer *w;
+	struct record_sink sink;
+	/* fakes' call log */
+	unsigned lookups, resolves, tasks;
+	uint32_t task_pid;
+	bool task_exec;
+	/* the capture read back */
+	uint8_t events[MAX_OUT][GT_CAP_MAX_RECORD];
+	size_t event_size[MAX_OUT], nevents;
+	struct out_stack stacks[MAX_OUT];
+	size_t nstacks;
+	struct out_symbol syms[MAX_OUT];
+	size_t nsyms;
+};
+
+/* Fake stack map: id 7 is a user stack of two frames, id 9 a kernel one. */
+static int fake_lookup(void *ctx, int32_t id, uint64_t *ips)
+{
+	struct fx *f = ctx;
+
+	f->lookups++;
+	memset(ips, 0, GT_STACK_DEPTH * sizeof(*ips));
+	if (id == 7) {
+		ips[0] = USER_IP0;
+		ips[1] = USER_IP1;
+		return 0;
+	}
+	if (id == 9) {
+		ips[0] = KERN_IP0;
+		return 0;
+	}
+	return -1;
+}
+
+static int fake_resolve(void *ctx, uint32_t pid, uint64_t ip, const char **name, uint32_t *off,
+			const char **module)
+{
+	struct fx *f = ctx;
+
+	f->resolves++;
+	if (ip == USER_IP0 || ip == USER_IP1) {
+		*name = ip == USER_IP0 ? "leaf" : "caller";
+		*off = ip == USER_IP0 ? 0x10 : 0x20;
+		*module = "/opt/prog";
+		return 0;
+	}
+	if (ip == KERN_IP0) {
+		*name = "schedule";
+		*off = 4;
+		*module = "[kernel]";
+		return 0;
+	}
+	return -1;
+}
+
+static void fake_task(void *ctx, uint32_t pid, bool exec)
+{
+	struct fx *f = ctx;
+
+	f->tasks++;
+	f->task_pid = pid;
+	f->task_exec = exec;
+}
+
+static const struct record_sink_ops fake_ops = {
+    .stack_lookup = fake_lookup,
+    .resolve = fake_resolve,
+    .task = fake_task,
+};
+
+static int fx_setup(void **state)
+{
+	static const char *const kv[] = {"host=test"};
+	struct fx *f = calloc(1, sizeof(*f));
+	char err[256];
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/gt-sink-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/t.gtcap", f->dir);
+	f->w = capture_writer__open(f->path, kv, 1, err, sizeof(err));
+	if (!f->w)
+		return -1;
+	record_sink__init(&f->sink, &(struct record_sink_cfg){
+					.ops = &fake_ops,
+					.ctx = f,
+					.w = f->w,
+					.path = f->path,
+					.min_gap_ns = NSEC_PER_MSEC,
+				    });
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	record_sink__fini(&f->sink);
+	capture_writer__close(f->w);
+	unlink(f->path);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static int on_event(const void *rec, size_t size, void *ctx)
+{
+	struct fx *f = ctx;
+
+	assert_true(f->nevents < MAX_OUT);
+	memcpy(f->events[f->nevents], rec, size);
+	f->event_size[f->nevents++] = size;
+	return 0;
+}
+
+static int on_stack(const struct capture_stack *s, void *ctx)
+{
+	struct fx *f = ctx;
+	struct out_stack *o = &f->stacks[f->nstacks++];
+
+	o->id = s->stack_id;
+	o->pid = s->pid;
+	o->kernel = s->kernel;
+	o->nr = s->nr;
+	o->flags = s->flags;
+	memcpy(o->ips, s->ips, s->nr * sizeof(uint64_t));
+	return 0;
+}
+
+static int on_symbol(const struct capture_symbol *s, void *ctx)
+{
+	struct fx *f = ctx;
+	struct out_symbol *o = &f->syms[f->nsyms++];
+
+	o->ip = s->ip;
+	o->pid = s->pid;
+	o->off = s->sym_off;
+	snprintf(o->name, sizeof(o->name), "%.*s", s->name_len, s->name);
+	snprintf(o->module, sizeof(o->module), "%.*s", s->module_len, s->module);
+	return 0;
+}
+
+/* Flushes the sink, closes the writer and reads everything back. */
+static void read_back(struct fx *f)
+{
+	struct capture_block b;
+	struct capture *c;
+	char err[256];
+
+	assert_int_equal(record_sink__flush(&f->sink), 0);
+	assert_int_equal(capture_writer__close(f->w), 0);
+	f->w = NULL;
+	c = capture__open(f->path, err, sizeof(err));
+	assert_non_null(c);
+	while (capture__next(c, &b) == 1) {
+		if (b.type == GT_BLK_EVENTS)
+			assert_int_equal(capture__events(b.body, b.len, on_event, f), 0);
+		else if (b.type == GT_BLK_STACKS)
+			assert_int_equal(capture__stacks(b.body, b.len, on_stack, f), 0);
+		else if (b.type == GT_BLK_SYMBOLS)
+			assert_int_equal(capture__symbols(b.body, b.len, on_symbol, f), 0);
+	}
+	assert_int_equal(capture__nwarnings(c), 0);
+	capture__close(c);
+}
+
+static const struct out_symbol *find_symbol(struct fx *f, uint64_t ip, uint32_t pid)
+{
+	for (size_t i = 0; i < f->nsyms; i++)
+		if (f->syms[i].ip == ip && f->syms[i].pid == pid)
+			return &f->syms[i];
+	return NULL;
+}
+
+static struct gt_offcpu offcpu_rec(void)
+{
+	struct gt_offcpu o = {
+	    .hdr = {GT_REC_OFFCPU, sizeof(o), 1, 5000},
+	    .pid = 100,
+	    .tid = 101,
+	    .off_ns = 1000,
+	    .wake_ns = 3000,
+	    .on_ns = 4000,
+	    .state = 1,
+	    .flags = 0,
+	    .waker_pid = 100,
+	    .waker_tid = 102,
+	    .syscall_nr = 202,
+	    .ustack_id = 7,
+	    .kstack_id = 9,
+	    .waker_syscall = 202,
+	    .args = {1, 2, 3},
+	};
+
+	return o;
+}
+
+/* An off-CPU interval is written as it came; both its stacks are copied and symbolized. */
+static void test_offcpu_with_stacks(void **state)
+{
+	struct fx *f = *state;
+	struct gt_offcpu o = offcpu_rec();
+	const struct out_symbol *s;
+
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	/* The same stacks again: already written, not looked up again. */
+	o.hdr.ts_ns = 6000;
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	assert_int_equal(f->lookups, 2);
+	assert_int_equal(f->resolves, 3);
+	assert_int_equal(f->sink.events, 2);
+	read_back(f);
+
+	assert_int_equal(f->nevents, 2);
+	assert_int_equal(f->event_size[0], sizeof(o));
+	o.hdr.ts_ns = 5000;
+	assert_memory_equal(f->events[0], &o, sizeof(o));
+	assert_int_equal(((struct gt_offcpu *)f->events[1])->hdr.ts_ns, 6000);
+
+	assert_int_equal(f->nstacks, 2);
+	assert_int_equal(f->stacks[0].id, 7);
+	assert_int_equal(f->stacks[0].pid, 100);
+	assert_false(f->stacks[0].kernel);
+	assert_int_equal(f->stacks[0].nr, 2);
+	assert_int_equal(f->stacks[0].ips[0], USER_IP0);
+	assert_int_equal(f->stacks[0].ips[1], USER_IP1);
+	assert_int_equal(f->stacks[1].id, 9);
+	assert_int_equal(f->stacks[1].pid, 0); /* kernel stacks belong to no process */
+	assert_true(f->stacks[1].kernel);
+	assert_int_equal(f->stacks[1].nr, 1);
+	assert_int_equal(f->stacks[1].ips[0], KERN_IP0);
+
+	assert_int_equal(f->nsyms, 3);
+	s = find_symbol(f, USER_IP0, 100);
+	assert_non_null(s);
+	assert_string_equal(s->name, "leaf");
+	assert_int_equal(s->off, 0x10);
+	assert_string_equal(s->module, "/opt/prog");
+	s = find_symbol(f, USER_IP1, 100);
+	assert_non_null(s);
+	assert_string_equal(s->name, "caller");
+	assert_int_equal(s->off, 0x20);
+	s = find_symbol(f, KERN_IP0, 0);
+	assert_non_null(s);
+	assert_string_equal(s->name, "schedule");
+	assert_string_equal(s->module, "[kernel]");
+}
+
+/* A sample without stacks passes through unchanged; a stack the map lacks is skipped. */
+static void test_sample(void **state)
+{
+	struct fx *f = *state;
+	struct gt_sample s = {
+	    .hdr = {GT_REC_SAMPLE, sizeof(s), 0, 7000},
+	    .pid = 100,
+	    .tid = 103,
+	    .syscall_nr = -1,
+	    .ustack_id = -14, /* -EFAULT from bpf_get_stackid */
+	    .kstack_id = 33,  /* not in the fake map */
+	    .flags = GT_SAMPLE_KERNEL,
+	    .ip = 0x401234,
+	    .pcount = 17,
+	};
+
+	record_sink__feed(&f->sink, &s, sizeof(s));
+	assert_int_equal(f->lookups, 1);
+	read_back(f);
+	assert_int_equal(f->nevents, 1);
+	assert_int_equal(f->event_size[0], sizeof(s));
+	assert_memory_equal(f->events[0], &s, sizeof(s));
+	assert_int_equal(f->nstacks, 0);
+	assert_int_equal(f->nsyms, 0);
+}
+
+static void gpu_rec(struct gt_gpu_batch *b, uint32_t i, uint64_t start, uint64_t end)
+{
+	struct gt_gpu_rec g = {
+	    .start_ns = start,
+	    .end_ns = end,
+	    .op_id = 40 + i,
+	    .bytes = 0,
+	    .device = 0,
+	    .stream = 7,
+	    .context = 1,
+	    .name_id = 5,
+	    .kind = 1,
+	    .subkind = 0,
+	    .tid = 101,
+	    .grid = {1, 2, 3},
+	    .block = {4, 5, 6},
+	};
+
+	memcpy(b->data + (size_t)i * GT_GPU_REC_SIZE, &g, sizeof(g));
+}
+
+/*
+ * A GPU batch becomes one GPU_OP per record (bytes past the producer's
+ * rec_size zeroed) and a GPU LOSS record for the ones it dropped.
+ */
+static void test_gpu_batch_split(void **state)
+{
+	struct fx *f = *state;
+	struct gt_gpu_batch *b = calloc(1, sizeof(*b));
+	const uint32_t rec_size = offsetof(struct gt_gpu_rec, grid);
+	const uint64_t ms = NSEC_PER_MSEC;
+
+	b->hdr = (struct gt_hdr){GT_REC_GPU_BATCH, sizeof(*b), 3, 9000};
+	b->pid = 100;
+	b->tid = 104;
+	b->count = 3;
+	b->rec_size = rec_size;
+	b->dropped = 2;
+	/* Gaps of 2 ms (counted at --min-gap 1ms) and 0.5 ms (not counted). */
+	gpu_rec(b, 0, 1 * ms, 2 * ms);
+	gpu_rec(b, 1, 4 * ms, 5 * ms);
+	gpu_rec(b, 2, 5 * ms + ms / 2, 6 * ms);
+	record_sink__feed(&f->sink, b, sizeof(*b));
+	assert_int_equal(f->sink.gpu_ops, 3);
+	assert_int_equal(f->sink.gaps, 1);
+	assert_int_equal(f->sink.events, 4);
+	read_back(f);
+
+	assert_int_equal(f->nevents, 4);
+	for (uint32_t i = 0; i < 3; i++) {
+		const struct gt_gpu_op *op = (const void *)f->events[i];
+		struct gt_gpu_rec want = {};
+
+		memcpy(&want, b->data + (size_t)i * GT_GPU_REC_SIZE, rec_size);
+		assert_int_equal(f->event_size[i], sizeof(*op));
+		assert_int_equal(op->hdr.type, GT_REC_GPU_OP);
+		assert_int_equal(op->hdr.size, sizeof(*op));
+		assert_int_equal(op->hdr.cpu, 3);
+		assert_int_equal(op->hdr.ts_ns, 9000);
+		assert_int_equal(op->pid, 100);
+		assert_int_equal(op->tid, 104);
+		assert_int_equal(op->rec.op_id, 40 + i);
+		assert_int_equal(op->rec.grid[0], 0); /* past rec_size */
+		assert_memory_equal(&op->rec, &want, sizeof(want));
+	}
+	{
+		const struct gt_loss *l = (const void *)f->events[3];
+
+		assert_int_equal(f->event_size[3], sizeof(*l));
+		assert_int_equal(l->hdr.type, GT_REC_LOSS);
+		assert_int_equal(l->hdr.cpu, 3);
+		assert_int_equal(l->from_ns, 9000);
+		assert_int_equal(l->to_ns, 9000);
+		assert_int_equal(l->count, 2);
+		assert_int_equal(l->kind, GT_LOSS_GPU);
+	}
+	free(b);
+}
+
+/* Names are stored trimmed to their used length; an exec asks for a rescan; runts are dropped. */
+static void test_name_task_runt(void **state)
+{
+	struct fx *f = *state;
+	struct gt_name n = {.hdr = {GT_REC_NAME, sizeof(n), 0, 100}};
+	struct gt_task t = {.hdr = {GT_REC_TASK, sizeof(t), 0, 200}};
+	struct gt_hdr runt = {GT_REC_SAMPLE, sizeof(struct gt_sample), 0, 300};
+
+	n.len = 6;
+	memcpy(n.name, "kernel", 6);
+	record_sink__feed(&f->sink, &n, sizeof(n));
+	t.pid = 100;
+	t.tid = 100;
+	t.event = GT_TASK_EXEC;
+	record_sink__feed(&f->sink, &t, sizeof(t));
+	/* hdr.size larger than what was read: ignored. */
+	record_sink__feed(&f->sink, &runt, sizeof(runt));
+	assert_int_equal(f->tasks, 1);
+	assert_int_equal(f->task_pid, 100);
+	assert_true(f->task_exec);
+	read_back(f);
+
+	assert_int_equal(f->nevents, 2);
+	assert_int_equal(f->event_size[0],
+			 (offsetof(struct gt_name, name) + 6 + 1 + 7) & ~(size_t)7);
+	assert_int_equal(((const struct gt_name *)f->events[0])->len, 6);
+	assert_memory_equal(((const struct gt_name *)f->events[0])->name, "kernel", 6);
+	assert_int_equal(f->event_size[1], sizeof(t));
+	assert_memory_equal(f->events[1], &t, sizeof(t));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_offcpu_with_stacks, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_sample, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_gpu_batch_split, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_name_task_runt, fx_setup, fx_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * record_drain.c: what is still open when `gaptrace record` stops: off-CPU
+ * intervals and probed calls left in the BPF maps are closed at the
+ * capture's end (GT_OFF_PARTIAL_END, GT_CALL_OPEN), with their stacks.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "gaptrace.h"
+#include "gaptrace.skel.h"
+#include "record/record_priv.h"
+#include "support/util.h"
+
+/* An interval still open at the end: its snapshot is still in the thread's slot. */
+static void dwarf_open_interval(struct recorder *r, struct gt_offcpu *o)
+{
+	struct gt_ustack *u = gt_xmalloc(offsetof(struct gt_ustack, data) + r->o->stack_bytes);
+	int32_t id;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.ustack_slots), &o->tid, u) &&
+	    u->off_ns == o->off_ns) {
+		id = record_sink__dwarf_stack(&r->sink, o->pid, o->tid, u->regs, u->data,
+					      GT_MIN(u->stack_size, r->o->stack_bytes));
+		if (id >= 0) {
+			o->ustack_id = id;
+			r->sink.dwarf_used++;
+		}
+	}
+	free(u);
+}
+
+/* Closes intervals still open when tracing stops, at the capture's end. */
+void record__drain_open_intervals(struct recorder *r)
+{
+	int fd = bpf_map__fd(r->skel->maps.offcpu);
+	uint32_t key, next, *prev = NULL;
+	struct {
+		uint64_t off_ns, wake_ns;
+		uint32_t state, flags, waker_pid, waker_tid;
+		int32_t syscall_nr, ustack_id, kstack_id;
+		int32_t waker_syscall;
+		uint64_t args[3];
+	} si;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct gt_offcpu o = {.hdr = {GT_REC_OFFCPU, sizeof(o), 0, r->end_ns}};
+		char path[64], buf[512];
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &si))
+			continue;
+		/* The tid's thread group: from /proc, as the map is keyed by tid only. */
+		snprintf(path, sizeof(path), "/proc/%u/status", key);
+		o.pid = (uint32_t)r->pid;
+		if (gt_read_file(path, buf, sizeof(buf)) > 0) {
+			char *t = strstr(buf, "\nTgid:");
+
+			if (t)
+				o.pid = (uint32_t)strtoul(t + 6, NULL, 10);
+		}
+		o.tid = key;
+		o.off_ns = si.off_ns;
+		o.wake_ns = si.wake_ns;
+		o.on_ns = r->end_ns;
+		o.state = si.state;
+		o.flags = si.flags | GT_OFF_PARTIAL_END;
+		o.waker_pid = si.waker_pid;
+		o.waker_tid = si.waker_tid;
+		o.syscall_nr = si.syscall_nr;
+		o.ustack_id = si.ustack_id;
+		o.kstack_id = si.kstack_id;
+		o.waker_syscall = si.waker_syscall;
+		memcpy(o.args, si.args, sizeof(o.args));
+		if (r->unw && o.off_ns && r->end_ns - o.off_ns >= r->o->dwarf_min_ns)
+			dwarf_open_interval(r, &o);
+		record_sink__note_stack(&r->sink, o.ustack_id, o.pid);
+		record_sink__note_stack(&r->sink, o.kstack_id, 0);
+		record_sink__put(&r->sink, &o, sizeof(o));
+	}
+
+	fd = bpf_map__fd(r->skel->maps.calls);
+	uint64_t ckey, cnext, *cprev = NULL;
+	struct {
+		uint64_t enter_ns, arg0;
+	} cs;
+
+	while (bpf_map_get_next_key(fd, cprev, &cnext) == 0) {
+		struct gt_call c = {.hdr = {GT_REC_CALL, sizeof(c), 0, r->end_ns}};
+
+		ckey = cnext;
+		cprev = &ckey;
+		if (bpf_map_lookup_elem(fd, &ckey, &cs))
+			continue;
+		c.pid = (uint32_t)r->pid;
+		c.tid = (uint32_t)(ckey >> 32);
+		c.enter_ns = cs.enter_ns;
+		c.exit_ns = r->end_ns;
+		c.func_id = (uint32_t)ckey;
+		c.flags = GT_CALL_OPEN;
+		c.arg0 = cs.arg0;
+		record_sink__put(&r->sink, &c, sizeof(c));
+	}
+}

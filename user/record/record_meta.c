@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * record_meta.c: what a capture says about its recording: the HEADER keys,
+ * the COUNTERS and END blocks (losses, BPF and dwarf counters, why it
+ * stopped), and the recorder's own CPU cost printed at the end.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "capture/capture.h"
+#include "gaptrace.h"
+#include "record/record_priv.h"
+#include "record/unwind.h"
+#include "support/util.h"
+
+void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, char **argv)
+{
+	char buf[4096], exe[PATH_MAX], path[64];
+	struct utsname u;
+	size_t off = 0;
+	long n;
+
+	uname(&u);
+	capture_buf__kv(kv, "gaptrace_version", "%s", GT_VERSION);
+	capture_buf__kv(kv, "host", "%s", u.nodename);
+	capture_buf__kv(kv, "kernel", "%s %s", u.sysname, u.release);
+	capture_buf__kv(kv, "arch", "%s", u.machine);
+	for (int i = 0; i < argc && off < sizeof(buf) - 1; i++)
+		off +=
+		    (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? " " : "", argv[i]);
+	capture_buf__kv(kv, "cmdline", "%s", buf);
+	capture_buf__kv(kv, "mode", "%s", r->child ? "launch" : "attach");
+	capture_buf__kv(kv, "pid", "%d", r->pid);
+	snprintf(path, sizeof(path), "/proc/%d/comm", r->pid);
+	if (r->o->cmd) {
+		/* Still gaptrace's fork before exec: name it as exec will. */
+		const char *base = strrchr(r->o->cmd[0], '/');
+
+		capture_buf__kv(kv, "comm", "%.15s", base ? base + 1 : r->o->cmd[0]);
+	} else if (gt_read_file(path, buf, sizeof(buf)) > 0) {
+		buf[strcspn(buf, "\n")] = '\0';
+		capture_buf__kv(kv, "comm", "%s", buf);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", r->pid);
+	n = r->exe ? -1 : readlink(path, exe, sizeof(exe) - 1);
+	if (r->exe) {
+		capture_buf__kv(kv, "exe", "%s", r->exe);
+	} else if (n > 0) {
+		exe[n] = '\0';
+		capture_buf__kv(kv, "exe", "%s", exe);
+	}
+	if (r->o->cmd) {
+		off = 0;
+		for (int i = 0; r->o->cmd[i] && off < sizeof(buf) - 1; i++)
+			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? " " : "",
+						r->o->cmd[i]);
+		capture_buf__kv(kv, "target_cmdline", "%s", buf);
+	}
+	capture_buf__kv(kv, "start_mono_ns", "%llu", (unsigned long long)r->start_ns);
+	capture_buf__kv(kv, "start_real_ns", "%llu", (unsigned long long)gt_now_real_ns());
+	if (gt_read_file("/proc/sys/kernel/random/boot_id", buf, sizeof(buf)) > 0) {
+		buf[strcspn(buf, "\n")] = '\0';
+		capture_buf__kv(kv, "boot_id", "%s", buf);
+	}
+	capture_buf__kv(kv, "ncpus", "%d", r->ncpus);
+	capture_buf__kv(kv, "clock", "CLOCK_MONOTONIC");
+	capture_buf__kv(kv, "sched_attach", "%s", "tp_btf");
+	capture_buf__kv(kv, "sample_period_ns", "%llu", (unsigned long long)r->o->sample_period_ns);
+	capture_buf__kv(kv, "sampler", "%s", r->o->cpu_samplers ? "cpu" : "thread");
+	capture_buf__kv(kv, "ringbuf_bytes", "%llu", (unsigned long long)r->o->ringbuf_bytes);
+	capture_buf__kv(kv, "stacks", "%s", r->o->dwarf ? "dwarf" : r->o->stacks ? "fp" : "none");
+	if (r->o->dwarf) {
+		capture_buf__kv(kv, "stack_bytes", "%u", r->o->stack_bytes);
+		capture_buf__kv(kv, "dwarf_min_ns", "%llu", (unsigned long long)r->o->dwarf_min_ns);
+		capture_buf__kv(kv, "dwarf_sample_bytes", "%u", r->o->dwarf_sample_bytes);
+	}
+	capture_buf__kv(kv, "gpu_source", "%s", r->o->gpu.source[0] ? r->o->gpu.source : "usdt");
+	if (r->o->gpu.cupti_lib)
+		capture_buf__kv(kv, "cupti_lib", "%s", r->o->gpu.cupti_lib);
+}
+
+/* Splits a kv body into the string array capture_writer__open wants. */
+size_t record__kv_strings(const struct capture_buf *kv, const char **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t off = 0; off < kv->len && n < max;) {
+		const char *s = (const char *)kv->data + off;
+
+		out[n++] = s;
+		off += strlen(s) + 1;
+	}
+	return n;
+}
+
+void record__write_counters(struct recorder *r, uint32_t type)
+{
+	struct capture_buf kv = {};
+
+	capture_buf__kv(&kv, "lost.ringbuf", "%llu", (unsigned long long)r->stats[GT_STAT_RB_LOST]);
+	capture_buf__kv(&kv, "lost.ringbuf.offcpu", "%llu",
+			(unsigned long long)r->stats[GT_STAT_RB_LOST_OFFCPU]);
+	capture_buf__kv(&kv, "lost.ringbuf.sample", "%llu",
+			(unsigned long long)r->stats[GT_STAT_RB_LOST_SAMPLE]);
+	capture_buf__kv(&kv, "lost.ringbuf.call", "%llu",
+			(unsigned long long)r->stats[GT_STAT_RB_LOST_CALL]);
+	capture_buf__kv(&kv, "lost.ringbuf.gpu", "%llu",
+			(unsigned long long)r->stats[GT_STAT_RB_LOST_GPU]);
+	capture_buf__kv(&kv, "lost.ringbuf.other", "%llu",
+			(unsigned long long)r->stats[GT_STAT_RB_LOST_OTHER]);
+	capture_buf__kv(&kv, "lost.prog_misses", "%llu", (unsigned long long)r->misses);
+	capture_buf__kv(&kv, "lost.stack", "%llu",
+			(unsigned long long)r->stats[GT_STAT_STACK_LOST]);
+	capture_buf__kv(&kv, "lost.map_full", "%llu",
+			(unsigned long long)r->stats[GT_STAT_MAP_FULL]);
+	capture_buf__kv(&kv, "lost.gpu_truncated", "%llu",
+			(unsigned long long)r->stats[GT_STAT_GPU_TRUNC]);
+	capture_buf__kv(&kv, "bpf.events", "%llu", (unsigned long long)r->stats[GT_STAT_EVENTS]);
+	capture_buf__kv(&kv, "bpf.switches", "%llu",
+			(unsigned long long)r->stats[GT_STAT_SWITCHES]);
+	capture_buf__kv(&kv, "bpf.switchin_missed", "%llu",
+			(unsigned long long)r->stats[GT_STAT_SWITCHIN_MISSED]);
+	capture_buf__kv(&kv, "bpf.stacks_reused", "%llu",
+			(unsigned long long)r->stats[GT_STAT_STACK_REUSED]);
+	if (r->unw) {
+		struct unwind_stats us;
+
+		unwinder__stats(r->unw, &us);
+		capture_buf__kv(&kv, "dwarf.snapshots", "%llu",
+				(unsigned long long)r->stats[GT_STAT_USTACK_SENT]);
+		capture_buf__kv(&kv, "dwarf.bytes", "%llu",
+				(unsigned long long)r->stats[GT_STAT_USTACK_BYTES]);
+		capture_buf__kv(&kv, "dwarf.dropped", "%llu",
+				(unsigned long long)r->stats[GT_STAT_USTACK_LOST]);
+		capture_buf__kv(&kv, "dwarf.no_slot", "%llu",
+				(unsigned long long)r->stats[GT_STAT_USTACK_FULL]);
+		capture_buf__kv(&kv, "dwarf.unwound", "%llu",
+				(unsigned long long)(us.snapshots - us.failed));
+		capture_buf__kv(&kv, "dwarf.failed", "%llu", (unsigned long long)us.failed);
+		capture_buf__kv(&kv, "dwarf.used", "%llu", (unsigned long long)r->sink.dwarf_used);
+		capture_buf__kv(&kv, "dwarf.unwind_cpu_ns", "%llu", (unsigned long long)us.cpu_ns);
+	}
+	capture_buf__kv(&kv, "records", "%llu", (unsigned long long)r->sink.events);
+	capture_buf__kv(&kv, "usdt_links", "%u", attacher__usdt_links(r->att));
+	capture_buf__kv(&kv, "uprobe_links", "%u", attacher__uprobe_links(r->att));
+	capture_buf__kv(&kv, "sample_events", "%u", attacher__sample_events(r->att));
+	capture_buf__kv(&kv, "sampling_from_ns", "%llu", (unsigned long long)r->sampling_from_ns);
+	if (type == GT_BLK_END) {
+		/* The source may have changed while recording (CUPTI stepped aside). */
+		capture_buf__kv(&kv, "gpu_source", "%s",
+				r->o->gpu.source[0] ? r->o->gpu.source : "usdt");
+		capture_buf__kv(&kv, "end_mono_ns", "%llu", (unsigned long long)r->end_ns);
+		capture_buf__kv(&kv, "stop_reason", "%s", r->stop_reason ? r->stop_reason : "");
+		if (r->target_gone && r->child && WIFEXITED(r->target_status))
+			capture_buf__kv(&kv, "target_exit_status", "%d",
+					WEXITSTATUS(r->target_status));
+	}
+	capture_writer__block(r->w, type, kv.data, kv.len);
+	capture_buf__free(&kv);
+}
+
+/* What recording cost gaptrace itself, and --stacks dwarf's share of it. */
+void record__report_cpu(struct recorder *r)
+{
+	struct rusage ru;
+	double user, sys, secs = (double)(r->end_ns - r->start_ns) / 1e9;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return;
+	user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	if (r->unw) {
+		struct unwind_stats us;
+		char size[32];
+		uint64_t n;
+
+		unwinder__stats(r->unw, &us);
+		n = r->stats[GT_STAT_USTACK_SENT];
+		gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU); dwarf: "
+			"%llu snapshots (%s, %llu B each in the ring buffer), %llu unwound (%.0f "
+			"us each), %llu dropped, %llu without a slot",
+			user, sys, secs > 0 ? 100.0 * (user + sys) / secs : 0.0,
+			(unsigned long long)n,
+			gt_fmt_bytes(r->stats[GT_STAT_USTACK_BYTES], size, sizeof(size)),
+			(unsigned long long)(n ? offsetof(struct gt_ustack, data) +
+						     r->stats[GT_STAT_USTACK_BYTES] / n
+					       : 0),
+			(unsigned long long)(us.snapshots - us.failed),
+			us.snapshots ? (double)us.cpu_ns / 1e3 / (double)us.snapshots : 0.0,
+			(unsigned long long)r->stats[GT_STAT_USTACK_LOST],
+			(unsigned long long)r->stats[GT_STAT_USTACK_FULL]);
+		return;
+	}
+	gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU)", user, sys,
+		secs > 0 ? 100.0 * (user + sys) / secs : 0.0);
+}

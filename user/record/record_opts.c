@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * record_opts.c: the command line of `gaptrace record`: usage() and the
+ * option parser that fills struct record_opts.
+ */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gaptrace.h"
+#include "record/record_priv.h"
+#include "support/util.h"
+
+#define DWARF_SAMPLE_BYTES 4096 /* snapshot per CPU sample with --dwarf-samples */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: gaptrace record (-p PID | -- COMMAND [ARG...]) [options]\n"
+		"\n"
+		"Records why a GPU program's threads were not running: off-CPU intervals\n"
+		"(blocked, run-queue, preempted, with syscall and waker), CPU samples,\n"
+		"uprobes on rare heavy functions and the gaptrace USDT probes (GPU activity,\n"
+		"work units).  Stops on Ctrl-C, SIGTERM, --duration or when the target exits.\n"
+		"\n"
+		"Target:\n"
+		"  -p, --pid PID           attach to a running process (and its threads)\n"
+		"  -- COMMAND [ARG...]     start COMMAND and trace it from its first instruction\n"
+		"\n"
+		"Options:\n"
+		"  -o, --output FILE       capture file (default gaptrace.gtcap; an existing\n"
+		"                          file is kept as FILE.old)\n"
+		"  -d, --duration DUR      stop after DUR (e.g. 30s, 2m)\n"
+		"  -F, --freq HZ           CPU sample frequency while a traced thread runs\n"
+		"                          (default 4000: every 250us, splits millisecond\n"
+		"                          gaps; at most 10000; 0 = off)\n"
+		"      --sample-period DUR the same as a period (e.g. 250us, at least 100us;\n"
+		"                          0 = off)\n"
+		"      --sampler cpu|thread\n"
+		"                          cpu (default): one cpu-clock event per CPU, kept\n"
+		"                          for the target in BPF: nothing added to its context\n"
+		"                          switches, but every CPU ticks at -F while recording;\n"
+		"                          thread: one event per target thread (inherited),\n"
+		"                          no ticks elsewhere, ~8 us more per context switch\n"
+		"      --probe [LIB:]FUNC[=CATEGORY]\n"
+		"                          also time FUNC with a uprobe pair (category default\n"
+		"                          cpu); repeatable.  Keep it off hot paths: each call\n"
+		"                          costs ~5 us.\n"
+		"      --unit func:FUNC    treat each call of FUNC as a work unit\n"
+		"      --no-default-probes skip the default probes (malloc_trim, munmap, fsync,\n"
+		"                          fdatasync, CUDA alloc/free/synchronize)\n"
+		"      --stacks fp|dwarf|none\n"
+		"                          user stacks (default fp: frame pointers, walked in\n"
+		"                          the kernel; dwarf: for binaries built without frame\n"
+		"                          pointers: registers and --stack-bytes of stack are\n"
+		"                          copied at each switch-out and unwound with DWARF CFI\n"
+		"                          by gaptrace for intervals >= --dwarf-min; none)\n"
+		"      --no-stacks         same as --stacks none\n"
+		"      --stack-bytes SIZE  stack copied per dwarf snapshot (default 8K, at most\n"
+		"                          16K); deeper frames are lost\n"
+		"      --dwarf-min DUR     unwind only off-CPU intervals this long (default 1ms)\n"
+		"      --dwarf-samples     dwarf stacks for CPU samples too (4K snapshot each)\n"
+		"      --no-follow         do not trace processes the target forks\n"
+		"      --ringbuf-size SIZE BPF ring buffer size (power of 2; default 64M when\n"
+		"                          the CUPTI library may be used, else 16M)\n"
+		"      --min-gap DUR       gap threshold for the live gap count (default 1ms)\n"
+		"      --gpu auto|inject|uprobe|none\n"
+		"                          GPU activity source (default auto): inject = the\n"
+		"                          CUPTI library (launch: CUDA_INJECTION64_PATH; -p:\n"
+		"                          loaded into the running process); uprobe = libcuda\n"
+		"                          launch/sync uprobes, a host-side view; none = only\n"
+		"                          the program's own gaptrace USDT probes.  auto and\n"
+		"                          inject fall back to uprobe when the library is\n"
+		"                          missing, cannot be injected, or CUPTI refuses it\n"
+		"                          (Nsight attached): the report says which was used\n"
+		"      --cupti-lib PATH    libgaptrace-cupti.so to use (default: next to the\n"
+		"                          gaptrace binary, then /usr/local/lib/gaptrace)\n"
+		"      --progress, --no-progress\n"
+		"                          force the live status line on/off (default: on when\n"
+		"                          stderr is a terminal)\n"
+		"  -v, --verbose           more detail (twice: libbpf debug output)\n"
+		"  -h, --help              this help\n"
+		"\n"
+		"Needs root (CAP_BPF + CAP_PERFMON).  Example:\n"
+		"  sudo gaptrace record -p $(pidof prover) -d 60s -o prover.gtcap\n"
+		"  gaptrace report prover.gtcap\n");
+}
+
+enum {
+	OPT_PROBE = 256,
+	OPT_UNIT,
+	OPT_NO_DEFAULT,
+	OPT_NO_STACKS,
+	OPT_STACKS,
+	OPT_STACK_BYTES,
+	OPT_DWARF_MIN,
+	OPT_DWARF_SAMPLES,
+	OPT_NO_FOLLOW,
+	OPT_RINGBUF,
+	OPT_MIN_GAP,
+	OPT_ATTACH,
+	OPT_GPU,
+	OPT_CUPTI_LIB,
+	OPT_PROGRESS,
+	OPT_NO_PROGRESS,
+	OPT_SAMPLER,
+	OPT_SAMPLE_PERIOD,
+};
+
+int record__parse_opts(int argc, char **argv, struct record_opts *o)
+{
+	static const struct option longopts[] = {
+	    {"pid", required_argument, NULL, 'p'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"freq", required_argument, NULL, 'F'},
+	    {"sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD},
+	    {"sampler", required_argument, NULL, OPT_SAMPLER},
+	    {"probe", required_argument, NULL, OPT_PROBE},
+	    {"unit", required_argument, NULL, OPT_UNIT},
+	    {"no-default-probes", no_argument, NULL, OPT_NO_DEFAULT},
+	    {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
+	    {"stacks", required_argument, NULL, OPT_STACKS},
+	    {"stack-bytes", required_argument, NULL, OPT_STACK_BYTES},
+	    {"dwarf-min", required_argument, NULL, OPT_DWARF_MIN},
+	    {"dwarf-samples", no_argument, NULL, OPT_DWARF_SAMPLES},
+	    {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+	    {"ringbuf-size", required_argument, NULL, OPT_RINGBUF},
+	    {"min-gap", required_argument, NULL, OPT_MIN_GAP},
+	    {"attach", required_argument, NULL, OPT_ATTACH},
+	    {"gpu", required_argument, NULL, OPT_GPU},
+	    {"cupti-lib", required_argument, NULL, OPT_CUPTI_LIB},
+	    {"progress", no_argument, NULL, OPT_PROGRESS},
+	    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
+	};
+	char err[256];
+	int c;
+
+	o->output = "gaptrace.gtcap";
+	/* 4 kHz of each thread's own CPU time: fine enough to split millisecond
+	 * gaps; measured cost on the workload 0.3-1.2% (tools/bench). */
+	o->sample_period_ns = 250 * NSEC_PER_USEC;
+	o->cpu_samplers = true;
+	o->ringbuf_bytes = 0; /* auto: 64M when CUPTI may be used, else 16M */
+	o->min_gap_ns = NSEC_PER_MSEC;
+	o->stacks = true;
+	o->stack_bytes = 8192;
+	o->dwarf_min_ns = NSEC_PER_MSEC;
+	o->default_probes = true;
+	o->follow_children = true;
+	o->progress = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+p:o:d:F:vh", longopts, NULL)) != -1) {
+		uint64_t num;
+
+		switch (c) {
+		case 'p':
+			if (gt_parse_uint(optarg, 1, INT32_MAX, &num)) {
+				gt_err("bad pid '%s': give a process id, e.g. -p $(pidof NAME)",
+				       optarg);
+				return -1;
+			}
+			o->pid = (pid_t)num;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'd':
+			if (gt_parse_duration(optarg, &o->duration_ns) || !o->duration_ns) {
+				gt_err("bad --duration '%s': use e.g. 10s, 500ms, 2m", optarg);
+				return -1;
+			}
+			break;
+		case 'F':
+			/* Hz, as perf and bcc read -F; 10 kHz is the 100us period bound. */
+			if (gt_parse_uint(optarg, 0, 10000, &num)) {
+				gt_err("bad -F/--freq '%s': use 0 (off) or a frequency in Hz up to "
+				       "10000, e.g. -F 1000 (or --sample-period DUR)",
+				       optarg);
+				return -1;
+			}
+			o->sample_period_ns = num ? NSEC_PER_SEC / num : 0;
+			break;
+		case OPT_SAMPLE_PERIOD:
+			if (gt_parse_duration(optarg, &o->sample_period_ns) ||
+			    (o->sample_period_ns && o->sample_period_ns < 100 * NSEC_PER_USEC)) {
+				gt_err("bad --sample-period '%s': use 0 (off) or at least 100us, "
+				       "e.g. 1ms",
+				       optarg);
+				return -1;
+			}
+			break;
+		case OPT_SAMPLER:
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "thread")) {
+				gt_err("bad --sampler '%s': use cpu or thread", optarg);
+				return -1;
+			}
+			o->cpu_samplers = !strcmp(optarg, "cpu");
+			break;
+		case OPT_PROBE:
+			if (probe_table__parse(&o->probes, optarg, err, sizeof(err))) {
+				gt_err("%s", err);
+				return -1;
+			}
+			break;
+		case OPT_UNIT:
+			if (strncmp(optarg, "func:", 5) || !optarg[5]) {
+				gt_err("bad --unit '%s': record takes func:FUNC (USDT units are "
+				       "always recorded)",
+				       optarg);
+				return -1;
+			}
+			probe_table__add(&o->probes, optarg + 5, "", "unit");
+			break;
+		case OPT_NO_DEFAULT:
+			o->default_probes = false;
+			break;
+		case OPT_NO_STACKS:
+			o->stacks = false;
+			o->dwarf = false;
+			break;
+		case OPT_STACKS:
+			if (strcmp(optarg, "fp") && strcmp(optarg, "dwarf") &&
+			    strcmp(optarg, "none")) {
+				gt_err("bad --stacks '%s': use fp, dwarf or none", optarg);
+				return -1;
+			}
+			o->stacks = strcmp(optarg, "none") != 0;
+			o->dwarf = !strcmp(optarg, "dwarf");
+			break;
+		case OPT_STACK_BYTES: {
+			uint64_t v;
+
+			if (gt_parse_size(optarg, &v) || v < 512 || v > GT_USTACK_MAX) {
+				gt_err("bad --stack-bytes '%s': use 512 to %uK, e.g. 8K", optarg,
+				       GT_USTACK_MAX / 1024);
+				return -1;
+			}
+			o->stack_bytes = (uint32_t)v;
+			break;
+		}
+		case OPT_DWARF_MIN:
+			if (gt_parse_duration(optarg, &o->dwarf_min_ns)) {
+				gt_err("bad --dwarf-min '%s': use e.g. 1ms, 200us", optarg);
+				return -1;
+			}
+			break;
+		case OPT_DWARF_SAMPLES:
+			o->dwarf_sample_bytes = DWARF_SAMPLE_BYTES;
+			break;
+		case OPT_NO_FOLLOW:
+			o->follow_children = false;
+			break;
+		case OPT_RINGBUF:
+			if (gt_parse_size(optarg, &o->ringbuf_bytes) || o->ringbuf_bytes < 4096 ||
+			    (o->ringbuf_bytes & (o->ringbuf_bytes - 1)) ||
+			    o->ringbuf_bytes > (1ULL << 30)) {
+				gt_err("bad --ringbuf-size '%s': use a power of two from 4K to 1G, "
+				       "e.g. 16M",
+				       optarg);
+				return -1;
+			}
+			break;
+		case OPT_MIN_GAP:
+			if (gt_parse_duration(optarg, &o->min_gap_ns)) {
+				gt_err("bad --min-gap '%s': use e.g. 1ms", optarg);
+				return -1;
+			}
+			break;
+		case OPT_GPU:
+			if (gpu_mode_parse(optarg, &o->gpu.mode)) {
+				gt_err("bad --gpu '%s': use auto, inject, uprobe or none", optarg);
+				return -1;
+			}
+			break;
+		case OPT_CUPTI_LIB:
+			o->cupti_lib = optarg;
+			break;
+		case OPT_ATTACH:
+			/* Kept so old command lines fail clearly instead of as an unknown option. */
+			gt_err("--attach is gone: the raw_tp flavour was removed and the scheduler "
+			       "tracepoints are always tp_btf (needs Linux >= 5.15 with BTF); drop "
+			       "--attach");
+			return -1;
+		case OPT_PROGRESS:
+			o->progress = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			o->progress = 0;
+			break;
+		case 'v':
+			gt_verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			gt_err("bad option; see 'gaptrace record --help'");
+			return -1;
+		}
+	}
+	if (optind < argc)
+		o->cmd = &argv[optind];
+	if (o->dwarf_sample_bytes && !o->dwarf) {
+		gt_err("--dwarf-samples needs --stacks dwarf");
+		return -1;
+	}
+	o->dwarf_sample_bytes = GT_MIN(o->dwarf_sample_bytes, o->stack_bytes);
+	if (!o->pid == !o->cmd) {
+		gt_err(o->pid ? "give either -p PID or -- COMMAND, not both"
+			      : "nothing to trace: give -p PID or -- COMMAND (see --help)");
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * record_priv.h: what the files of `gaptrace record` share: its options, the
+ * recorder's state and the functions that cross files (record.c runs the
+ * recording, record_opts.c parses the command line, target.c finds and
+ * launches the target, record_drain.c closes what is open at the end,
+ * record_sink.c (public) translates records, record_meta.c writes what the capture says about the
+ * recording).  Included only by user/record/record*.c and target.c.
+ */
+#ifndef GT_RECORD_PRIV_H
+#define GT_RECORD_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "capture/capture.h"
+#include "record/attach.h"
+#include "record/gpu.h"
+#include "record/record_sink.h"
+
+struct gaptrace_bpf;
+struct ring_buffer;
+struct syms_cache;
+
+struct record_opts {
+	pid_t pid;
+	char **cmd;
+	const char *output;
+	uint64_t duration_ns;
+	uint64_t sample_period_ns;
+	bool cpu_samplers; /* --sampler cpu (default): one event per CPU, not per thread */
+	uint64_t ringbuf_bytes;
+	uint64_t min_gap_ns;
+	bool stacks;
+	bool dwarf;		     /* --stacks dwarf */
+	uint32_t stack_bytes;	     /* --stack-bytes */
+	uint64_t dwarf_min_ns;	     /* --dwarf-min */
+	uint32_t dwarf_sample_bytes; /* --dwarf-samples: snapshot size, 0 off */
+	bool default_probes;
+	bool follow_children;
+	int progress; /* -1 auto (tty), 0 off, 1 on */
+	struct probe_table probes;
+	struct gpu_setup gpu;
+	const char *cupti_lib;
+};
+
+struct recorder {
+	struct record_opts *o;
+	struct gaptrace_bpf *skel;
+	struct ring_buffer *rb;
+	struct attacher *att;
+	struct capture_writer *w;
+	struct syms_cache *syms;
+	pid_t pid;
+	int pidfd;
+	pid_t child; /* launch mode */
+	int go_fd;   /* write end: releases the child to exec */
+	int ncpus;
+	uint64_t start_ns, end_ns;
+	struct record_sink sink; /* BPF record -> capture translation */
+	uint64_t stats[GT_STAT_MAX];
+	int nice;		 /* 0, raised to -10 by poll_stats while the ring buffer fills */
+	uint64_t slice_start_ns; /* rb_drain: this round's start, records so far */
+	uint32_t slice_n;
+	bool rb_behind; /* the last round stopped at RB_SLICE_NS with data left */
+	uint64_t last_stats_ns, last_flush_ns, last_progress_ns, last_rescan_ns;
+	uint64_t events_at_progress;
+	uint64_t lost_loss_records;
+	uint64_t misses;	   /* BPF program runs skipped by the kernel */
+	uint64_t sampling_from_ns; /* when the samplers were attached */
+	bool rescan;
+	uint64_t rescan_at_ns;	   /* an extra rescan due then (after an exec), 0 none */
+	unsigned cupti_links_seen; /* USDT links when the CUPTI library was last looked for */
+	bool progress;
+	bool target_gone;
+	int target_status; /* launch mode: wait status */
+	const char *exe;   /* launch mode: the resolved command */
+	const char *stop_reason;
+	struct unwinder *unw; /* --stacks dwarf */
+	struct fp_audit *fpa; /* --stacks fp */
+};
+
+/* record_opts.c: parses argv into o (defaults first): 0 or -1 after a one-line error. */
+int record__parse_opts(int argc, char **argv, struct record_opts *o);
+
+/* target.c */
+int record__resolve_tgid(struct recorder *r, pid_t pid);
+int record__open_pidfd(pid_t pid);
+int record__resolve_cmd(const char *cmd, char *out, size_t len);
+int record__launch_child(struct recorder *r, char **cmd, const struct gpu_setup *gpu);
+int record__release_child(struct recorder *r, int status_fd, const char *cmd);
+void record__emit_threads(struct recorder *r, pid_t pid);
+void record__emit_mappings(struct recorder *r, pid_t pid);
+bool record__target_exited(struct recorder *r);
+/* Starts the frame-pointer audit (--stacks fp) with the traced executable. */
+void record__audit_exe(struct recorder *r);
+
+/* record_drain.c: closes the intervals and calls still open at r->end_ns. */
+void record__drain_open_intervals(struct recorder *r);
+
+/* record_meta.c */
+void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, char **argv);
+size_t record__kv_strings(const struct capture_buf *kv, const char **out, size_t max);
+void record__write_counters(struct recorder *r, uint32_t type);
+void record__report_cpu(struct recorder *r);
+
+#endif /* GT_RECORD_PRIV_H */

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * record_sink.c: the ring-buffer record -> capture translation of `gaptrace
+ * record`.  Each BPF record is checked, its stack ids copied and symbolized
+ * while the process still exists, DWARF snapshots unwound into STACKS entries
+ * and patched into the record they belong to, GPU batches split into one
+ * GPU_OP each, and the result written as capture EVENTS.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/capture.h"
+#include "gaptrace.h"
+#include "record/record_sink.h"
+#include "record/unwind.h"
+#include "support/util.h"
+
+#define KERNEL_ADDR_MIN 0xffff800000000000ULL
+
+static void note_symbol(struct record_sink *s, uint32_t pid, uint64_t ip)
+{
+	const char *name = NULL, *module = NULL;
+	uint32_t off = 0;
+	uint64_t key = ((uint64_t)pid << 48) ^ ip;
+
+	if (!u64map_add(&s->sym_keys, key, 0))
+		return;
+	if (s->cfg.ops->resolve(s->cfg.ctx, pid, ip, &name, &off, &module))
+		name = NULL;
+	if (s->cfg.fpa && pid && module)
+		fp_audit__object(s->cfg.fpa, pid, module, false);
+	capture_buf__symbol(&s->syms_buf, ip, pid, name ? off : 0, name ? name : "",
+			    module ? module : "");
+}
+
+/* Copies a new stack id out of the stack map and resolves its frames now,
+ * while the process and its mappings still exist. */
+void record_sink__note_stack(struct record_sink *s, int32_t id, uint32_t pid)
+{
+	uint64_t ips[GT_STACK_DEPTH] = {};
+	uint16_t nr = 0;
+	bool kernel;
+
+	/* DWARF stacks were written when their snapshot was unwound. */
+	if (id < 0 || id >= GT_STACK_DWARF_BASE ||
+	    !u64map_add(&s->stack_ids, (uint64_t)(uint32_t)id, 0))
+		return;
+	if (s->cfg.ops->stack_lookup(s->cfg.ctx, id, ips))
+		return;
+	while (nr < GT_STACK_DEPTH && ips[nr])
+		nr++;
+	if (!nr)
+		return;
+	kernel = ips[0] >= KERNEL_ADDR_MIN;
+	if (!kernel && s->cfg.fpa)
+		fp_audit__stack(s->cfg.fpa, nr);
+	capture_buf__stack(&s->stacks_buf, id, kernel ? 0 : pid, kernel, ips, nr);
+	for (uint16_t i = 0; i < nr; i++)
+		note_symbol(s, kernel ? 0 : pid, ips[i]);
+}
+
+void record_sink__put(struct record_sink *s, const void *rec, size_t size)
+{
+	int err = capture_writer__event(s->cfg.w, rec, size);
+
+	if (err && !s->write_err) {
+		s->write_err = err;
+		gt_err("cannot write %s: %s; stopping (free disk space or choose another -o)",
+		       s->cfg.path, strerror(-err));
+	}
+	s->events++;
+}
+
+/*
+ * Unwinds a stack snapshot into a STACKS entry (with its symbols) and keeps
+ * its id for the record it belongs to.  Fewer than two frames is no better
+ * than the frame-pointer stack that record already has.
+ */
+int32_t record_sink__dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t tid,
+				 const __u64 *uregs, const void *stack, size_t len)
+{
+	uint64_t ips[GT_STACK_DEPTH], regs[GT_UREGS_NR];
+	bool fresh;
+	int32_t id;
+	int n;
+
+	for (int i = 0; i < GT_UREGS_NR; i++)
+		regs[i] = uregs[i];
+	n = unwinder__unwind(s->cfg.unw, pid, tid, regs, stack, len, ips, GT_STACK_DEPTH);
+	if (n < 2)
+		return -1;
+	id = unwinder__intern(s->cfg.unw, pid, ips, (uint16_t)n, &fresh);
+	if (id >= 0 && fresh) {
+		capture_buf__stack_flags(&s->stacks_buf, id, pid, GT_STACK_DWARF, ips, (uint16_t)n);
+		for (int i = 0; i < n; i++)
+			note_symbol(s, pid, ips[i]);
+	}
+	return id;
+}
+
+static void note_ustack(struct record_sink *s, const struct gt_ustack *u, size_t size)
+{
+	size_t len;
+	int32_t id;
+
+	if (!s->cfg.unw || size < offsetof(struct gt_ustack, data))
+		return;
+	len = GT_MIN((size_t)u->stack_size, size - offsetof(struct gt_ustack, data));
+	id = record_sink__dwarf_stack(s, u->pid, u->tid, u->regs, u->data, len);
+	if (id >= 0) {
+		struct record_sink_pending *p =
+		    &s->dwarf_pend[u->tid % GT_ARRAY_SIZE(s->dwarf_pend)];
+
+		p->tid = u->tid;
+		p->sample = u->flags & GT_USTACK_SAMPLE;
+		p->ts = u->off_ns;
+		p->id = id;
+	}
+}
+
+/* The DWARF stack id unwound for (tid, ts), or -1. */
+static int32_t dwarf_take(struct record_sink *s, uint32_t tid, uint64_t ts, bool sample)
+{
+	struct record_sink_pending *p = &s->dwarf_pend[tid % GT_ARRAY_SIZE(s->dwarf_pend)];
+
+	if (!s->cfg.unw || p->tid != tid || p->ts != ts || !p->sample != !sample || p->id < 0)
+		return -1;
+	p->tid = 0;
+	s->dwarf_used++;
+	return p->id;
+}
+
+/* Writes a copy of rec with the s32 at field_off set to id (ring buffer data is read-only). */
+static void put_patched(struct record_sink *s, const void *rec, size_t size, size_t field_off,
+			int32_t id)
+{
+	uint8_t buf[GT_CAP_MAX_RECORD];
+
+	size = GT_MIN(size, sizeof(buf));
+	memcpy(buf, rec, size);
+	memcpy(buf + field_off, &id, sizeof(id));
+	record_sink__put(s, buf, size);
+}
+
+static void count_gpu_op(struct record_sink *s, const struct gt_gpu_rec *g)
+{
+	uint64_t *last;
+
+	if (g->kind < 1 || g->kind > 3 || g->device >= RECORD_SINK_MAX_DEVICES ||
+	    g->end_ns < g->start_ns)
+		return;
+	s->gpu_ops++;
+	last = &s->dev_last_end[g->device];
+	/* Approximate live count for the progress line; `report` does it exactly. */
+	if (*last && g->start_ns > *last && g->start_ns - *last >= s->cfg.min_gap_ns)
+		s->gaps++;
+	if (g->end_ns > *last)
+		*last = g->end_ns;
+}
+
+static void split_batch(struct record_sink *s, const struct gt_gpu_batch *b, size_t size)
+{
+	struct gt_gpu_op op = {};
+	uint32_t n = b->count, keep = GT_MIN(b->rec_size, (uint32_t)GT_GPU_REC_SIZE);
+
+	if (size < sizeof(*b))
+		return;
+	if (n > GT_GPU_BATCH_MAX)
+		n = GT_GPU_BATCH_MAX;
+	op.hdr = b->hdr;
+	op.hdr.type = GT_REC_GPU_OP;
+	op.hdr.size = sizeof(op);
+	op.pid = b->pid;
+	op.tid = b->tid;
+	for (uint32_t i = 0; i < n; i++) {
+		memset(&op.rec, 0, sizeof(op.rec));
+		memcpy(&op.rec, b->data + (size_t)i * GT_GPU_REC_SIZE, keep);
+		record_sink__put(s, &op, sizeof(op));
+		count_gpu_op(s, &op.rec);
+	}
+	if (b->dropped) {
+		struct gt_loss l = {
+		    .hdr = {GT_REC_LOSS, sizeof(l), b->hdr.cpu, b->hdr.ts_ns},
+		    .from_ns = b->hdr.ts_ns,
+		    .to_ns = b->hdr.ts_ns,
+		    .count = b->dropped,
+		    .kind = GT_LOSS_GPU,
+		};
+
+		record_sink__put(s, &l, sizeof(l));
+	}
+}
+
+void record_sink__feed(struct record_sink *s, const void *data, size_t size)
+{
+	const struct gt_hdr *h = data;
+
+	if (size < sizeof(*h) || h->size > size || h->size < sizeof(*h))
+		return;
+	switch (h->type) {
+	case GT_REC_OFFCPU: {
+		const struct gt_offcpu *o = data;
+		int32_t dw = dwarf_take(s, o->tid, o->off_ns, false);
+
+		record_sink__note_stack(s, dw >= 0 ? dw : o->ustack_id, o->pid);
+		record_sink__note_stack(s, o->kstack_id, 0);
+		if (dw >= 0) {
+			put_patched(s, data, h->size, offsetof(struct gt_offcpu, ustack_id), dw);
+			return;
+		}
+		break;
+	}
+	case GT_REC_SAMPLE: {
+		const struct gt_sample *smp = data;
+		int32_t dw = dwarf_take(s, smp->tid, h->ts_ns, true);
+
+		record_sink__note_stack(s, dw >= 0 ? dw : smp->ustack_id, smp->pid);
+		record_sink__note_stack(s, smp->kstack_id, 0);
+		if (dw >= 0) {
+			put_patched(s, data, h->size, offsetof(struct gt_sample, ustack_id), dw);
+			return;
+		}
+		break;
+	}
+	case GT_REC_USTACK:
+		/* Becomes a STACKS entry: the snapshot itself is not kept. */
+		note_ustack(s, data, h->size);
+		return;
+	case GT_REC_GPU_OP:
+		count_gpu_op(s, &((const struct gt_gpu_op *)data)->rec);
+		break;
+	case GT_REC_GPU_BATCH:
+		split_batch(s, data, h->size);
+		return;
+	case GT_REC_NAME: {
+		const struct gt_name *n = data;
+		size_t len = offsetof(struct gt_name, name) + GT_MIN(n->len, GT_NAME_MAX - 1) + 1;
+		struct gt_name copy;
+
+		/* Store only the used part of the name buffer. */
+		memcpy(&copy, n, GT_MIN(sizeof(copy), h->size));
+		copy.hdr.size = (uint16_t)((len + 7) & ~7UL);
+		record_sink__put(s, &copy, copy.hdr.size);
+		return;
+	}
+	case GT_REC_TASK: {
+		const struct gt_task *t = data;
+
+		if (t->event == GT_TASK_NEW_PROCESS || t->event == GT_TASK_EXEC) {
+			if (t->event == GT_TASK_EXEC && s->cfg.unw)
+				unwinder__forget(s->cfg.unw, t->pid);
+			/* The recorder forgets the symbols of an exec and rescans. */
+			s->cfg.ops->task(s->cfg.ctx, t->pid, t->event == GT_TASK_EXEC);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	record_sink__put(s, data, h->size);
+}
+
+void record_sink__init(struct record_sink *s, const struct record_sink_cfg *cfg)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = *cfg;
+}
+
+int record_sink__flush(struct record_sink *s)
+{
+	int err = 0;
+
+	/* Stacks and symbols first, so every flushed event can be resolved. */
+	if (s->stacks_buf.len) {
+		err = capture_writer__block(s->cfg.w, GT_BLK_STACKS, s->stacks_buf.data,
+					    s->stacks_buf.len);
+		capture_buf__reset(&s->stacks_buf);
+	}
+	if (!err && s->syms_buf.len) {
+		err = capture_writer__block(s->cfg.w, GT_BLK_SYMBOLS, s->syms_buf.data,
+					    s->syms_buf.len);
+		capture_buf__reset(&s->syms_buf);
+	}
+	if (!err)
+		err = capture_writer__flush(s->cfg.w);
+	if (err && !s->write_err) {
+		s->write_err = err;
+		gt_err("cannot write %s: %s; stopping (free disk space or choose another -o)",
+		       s->cfg.path, strerror(-err));
+	}
+	return err;
+}
+
+void record_sink__fini(struct record_sink *s)
+{
+	capture_buf__free(&s->stacks_buf);
+	capture_buf__free(&s->syms_buf);
+	u64map_free(&s->stack_ids);
+	u64map_free(&s->sym_keys);
+}

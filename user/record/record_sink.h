@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * record_sink.h: the recorder's sink, which turns raw BPF ring-buffer records
+ * into capture records.  Its dependencies (the BPF stack map, the symbolizer,
+ * what to do when a process starts or execs) sit behind small callbacks, and
+ * it writes through a capture writer it is given, so a test can feed it
+ * hand-built records and read the capture back.
+ */
+#ifndef GT_RECORD_SINK_H
+#define GT_RECORD_SINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/types.h>
+
+#include "capture/capture.h"
+#include "support/u64map.h"
+
+#define RECORD_SINK_MAX_DEVICES 64 /* GPU devices counted for the live gap count */
+
+struct capture_writer;
+struct unwinder;
+struct fp_audit;
+
+struct record_sink_ops {
+	/* Copies stack id's GT_STACK_DEPTH ips (0-terminated) out of the stack map: 0 or -1. */
+	int (*stack_lookup)(void *ctx, int32_t id, uint64_t *ips);
+	/* Resolves ip of process pid (0: kernel): 0 with *name, *off, *module set, or -1. */
+	int (*resolve)(void *ctx, uint32_t pid, uint64_t ip, const char **name, uint32_t *off,
+		       const char **module);
+	/* A TASK record announced a new process or an exec (exec true) of pid. */
+	void (*task)(void *ctx, uint32_t pid, bool exec);
+};
+
+struct record_sink_cfg {
+	const struct record_sink_ops *ops;
+	void *ctx;		  /* passed to every op */
+	struct capture_writer *w; /* where EVENTS, STACKS and SYMBOLS go */
+	const char *path;	  /* the capture's name, for the write-error message */
+	uint64_t min_gap_ns;	  /* gap threshold of the live gap count */
+	struct unwinder *unw;	  /* --stacks dwarf, else NULL */
+	struct fp_audit *fpa;	  /* --stacks fp, else NULL */
+};
+
+/*
+ * An unwound snapshot waiting for its record, which follows it from the same
+ * CPU (other CPUs' records may come between): keyed by tid.
+ */
+struct record_sink_pending {
+	uint32_t tid;
+	uint32_t sample; /* GT_USTACK_SAMPLE */
+	uint64_t ts;	 /* off_ns, or the sample's ts */
+	int32_t id;
+};
+
+struct record_sink {
+	struct record_sink_cfg cfg;
+	struct u64map stack_ids, sym_keys; /* sets: stack ids, (pid, ip) pairs written */
+	struct capture_buf stacks_buf, syms_buf;
+	struct record_sink_pending dwarf_pend[64];
+	uint64_t dev_last_end[RECORD_SINK_MAX_DEVICES];
+	uint64_t events;     /* records written */
+	uint64_t gpu_ops;    /* GPU operations seen */
+	uint64_t gaps;	     /* approximate live count of GPU gaps >= min_gap_ns */
+	uint64_t dwarf_used; /* records whose ustack_id became a DWARF stack */
+	int write_err;	     /* first write error (-errno), 0 none */
+};
+
+void record_sink__init(struct record_sink *s, const struct record_sink_cfg *cfg);
+/* Takes one raw BPF record (size bytes as read from the ring buffer). */
+void record_sink__feed(struct record_sink *s, const void *data, size_t size);
+/* Writes one capture record as it is (counted in events). */
+void record_sink__put(struct record_sink *s, const void *rec, size_t size);
+/* Copies and symbolizes a new stack id (BPF stack map ids only). */
+void record_sink__note_stack(struct record_sink *s, int32_t id, uint32_t pid);
+/* Unwinds a snapshot into a STACKS entry: its id, or -1 (needs cfg.unw). */
+int32_t record_sink__dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t tid,
+				 const __u64 *uregs, const void *stack, size_t len);
+/* Writes the pending STACKS and SYMBOLS blocks, then flushes the writer: 0 or -errno. */
+int record_sink__flush(struct record_sink *s);
+/* Frees the sink's buffers (safe on a zeroed sink); the writer stays open. */
+void record_sink__fini(struct record_sink *s);
+
+#endif /* GT_RECORD_SINK_H */
