@@ -203,7 +203,7 @@ browser-test: $(OUTPUT)/gaptrace workloads $(OUTPUT)/tests/test_flame
 	$(Q)tests/browser/run $(OUTPUT)
 
 test: deps
-	$(Q)tools/check-layout
+	$(Q)tools/check-layout --self-test && tools/check-layout
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory integration-test

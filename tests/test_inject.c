@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #include "record/inject.h"
-#include "symbols/syms.h"
+#include "symbols/live.h"
 #include "support/util.h"
 
 /* Every child dies by then, whatever a bug does to the injector. */

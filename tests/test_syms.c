@@ -25,7 +25,10 @@
 
 #include <cmocka.h>
 
+#include "symbols/elf.h"
+#include "symbols/live.h"
 #include "symbols/syms.h"
+#include "symbols/usdt.h"
 #include "support/util.h"
 
 /* noipa: no clone with a suffixed name ("foo.constprop.0"), a stable symbol. */

@@ -20,7 +20,9 @@
 #include "record/attach.h"
 #include "capture/capture.h"
 #include "gaptrace.skel.h"
-#include "symbols/syms.h"
+#include "symbols/elf.h"
+#include "symbols/live.h"
+#include "symbols/usdt.h"
 #include "support/util.h"
 
 struct seen_obj {

@@ -17,7 +17,7 @@
 #include "gaptrace-cupti-status.h"
 #include "record/gpu.h"
 #include "record/inject.h"
-#include "symbols/syms.h"
+#include "symbols/live.h"
 #include "support/util.h"
 
 #define CUPTI_LIB "libgaptrace-cupti.so"

@@ -32,7 +32,6 @@
 
 #include "record/inject.h"
 #include "record/inject_priv.h"
-#include "symbols/syms.h"
 #include "support/util.h"
 
 #if defined(__x86_64__)

@@ -32,7 +32,7 @@
 
 #include "record/inject.h"
 #include "record/inject_priv.h"
-#include "symbols/syms.h"
+#include "symbols/live.h"
 #include "support/util.h"
 
 #if defined(__x86_64__)

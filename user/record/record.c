@@ -27,10 +27,10 @@
 #include "gaptrace.skel.h"
 #include "record/gpu.h"
 #include "record/record_priv.h"
-#include "symbols/syms.h"
 #include "record/sysprobe.h"
 #include "record/unwind.h"
 #include "support/util.h"
+#include "symbols/syms.h"
 
 #define FLUSH_NS    (250 * NSEC_PER_MSEC)
 #define STATS_NS    (250 * NSEC_PER_MSEC)

@@ -23,7 +23,7 @@
 #include "record/gpu.h"
 #include "record/record_priv.h"
 #include "record/unwind.h"
-#include "symbols/syms.h"
+#include "symbols/live.h"
 #include "support/util.h"
 
 /*

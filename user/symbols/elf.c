@@ -19,7 +19,6 @@
 
 #include "support/util.h"
 #include "symbols/elf.h"
-#include "symbols/syms.h"
 
 #define MAX_NOTES 65536u
 

@@ -2,7 +2,8 @@
 /*
  * elf.h: ELF primitives of the symbols module (elf.c), on top of libelf.
  * Every offset a file claims is checked against its size: the files come
- * from traced processes.  Used by syms.c, usdt.c and live.c only.
+ * from traced processes.  The primitives serve syms.c, usdt.c and live.c;
+ * the by-path queries at the end also serve the attacher.
  */
 #ifndef GT_SYMBOLS_ELF_H
 #define GT_SYMBOLS_ELF_H
@@ -72,5 +73,12 @@ void elf__find_sym(Elf *elf, uint64_t fsize, struct sym_pick *p);
 
 /* Run-time address minus ELF address for the mapping of file offset pgoff at start. */
 int elf__load_bias(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *bias);
+
+/* Queries the attacher makes on an ELF file by path. */
+/* True if the ELF file at path defines a function symbol named name. */
+bool syms_elf_has_func(const char *path, const char *name);
+
+/* Reads the GNU build id of an ELF file. Returns its length (0 if none) or -errno. */
+int syms_elf_build_id(const char *path, uint8_t *buf, size_t len);
 
 #endif /* GT_SYMBOLS_ELF_H */

@@ -18,7 +18,7 @@
 #include "support/u64map.h"
 #include "support/util.h"
 #include "symbols/elf.h"
-#include "symbols/syms.h"
+#include "symbols/live.h"
 
 #define BUILD_ID_MAX sizeof(((struct syms_mapping *)0)->build_id)
 

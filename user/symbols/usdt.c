@@ -8,7 +8,7 @@
 
 #include "support/util.h"
 #include "symbols/elf.h"
-#include "symbols/syms.h"
+#include "symbols/usdt.h"
 
 #define NT_STAPSDT     3
 #define MAX_USDT_NAMES 65536u
