@@ -31,25 +31,6 @@ const volatile __u32 cfg_dwarf_bytes = 0;
 const volatile __u32 cfg_dwarf_sample_bytes = 0;
 const volatile __u64 cfg_dwarf_min_ns = 1000000; /* shorter intervals drop theirs */
 
-struct offcpu_start {
-	__u64 off_ns;
-	__u64 wake_ns;
-	__u32 state;
-	__u32 flags;
-	__u32 waker_pid;
-	__u32 waker_tid;
-	__s32 syscall_nr;
-	__s32 ustack_id;
-	__s32 kstack_id;
-	__s32 waker_syscall;
-	__u64 args[3];
-};
-
-struct call_start {
-	__u64 enter_ns;
-	__u64 arg0;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -61,14 +42,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32); /* tid */
-	__type(value, struct offcpu_start);
+	__type(value, struct gt_offcpu_start);
 } offcpu SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u64); /* tid << 32 | func_id */
-	__type(value, struct call_start);
+	__type(value, struct gt_call_start);
 } calls SEC(".maps");
 
 /*
@@ -397,7 +378,7 @@ static __always_inline __u64 estimate_switch_in(struct task_struct *prev, __u64 
 }
 
 /* Emits the interval left open by a switch-in that was never seen. */
-static __always_inline void emit_missed(struct task_struct *prev, struct offcpu_start *old,
+static __always_inline void emit_missed(struct task_struct *prev, struct gt_offcpu_start *old,
 					__u32 tid, __u64 now)
 {
 	struct gt_offcpu *rec;
@@ -471,7 +452,8 @@ static __always_inline bool kstack_tells(bool preempted, __s32 nr)
 }
 
 /* The switch-out's stack ids: from the memo when the thread blocks where it did. */
-static __always_inline void switch_stacks(void *ctx, struct pt_regs *regs, struct offcpu_start *si)
+static __always_inline void switch_stacks(void *ctx, struct pt_regs *regs,
+					  struct gt_offcpu_start *si)
 {
 	bool kwant = cfg_kstacks && kstack_tells(si->flags & GT_OFF_PREEMPTED, si->syscall_nr);
 	struct stack_memo *mm = NULL;
@@ -520,7 +502,7 @@ static __always_inline void switch_stacks(void *ctx, struct pt_regs *regs, struc
 
 static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 now)
 {
-	struct offcpu_start si = {}, *old;
+	struct gt_offcpu_start si = {}, *old;
 	struct pt_regs *regs;
 	long state;
 	__u32 tid = BPF_CORE_READ(prev, pid);
@@ -555,7 +537,7 @@ static __always_inline void switch_in(struct task_struct *next, struct pt_regs *
 				      __u64 now)
 {
 	__u32 tid = BPF_CORE_READ(next, pid);
-	struct offcpu_start *si;
+	struct gt_offcpu_start *si;
 	struct gt_offcpu *rec;
 
 	si = bpf_map_lookup_elem(&offcpu, &tid);
@@ -623,7 +605,7 @@ static __always_inline int handle_waking(struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	__u32 tid = BPF_CORE_READ(p, pid);
-	struct offcpu_start *si;
+	struct gt_offcpu_start *si;
 	__u64 id;
 
 	if (!is_target(tgid))
@@ -655,7 +637,7 @@ static __always_inline int handle_waking(struct task_struct *p)
 static __always_inline int handle_wakeup(struct task_struct *p)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
-	struct offcpu_start *si;
+	struct gt_offcpu_start *si;
 
 	if (!is_target(BPF_CORE_READ(p, tgid)))
 		return 0;
@@ -858,7 +840,7 @@ int BPF_KPROBE(call_enter)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 key = (id << 32) | (bpf_get_attach_cookie(ctx) & 0xffffffff);
-	struct call_start cs = {
+	struct gt_call_start cs = {
 	    .enter_ns = bpf_ktime_get_ns(),
 	    .arg0 = PT_REGS_PARM1(ctx),
 	};
@@ -874,7 +856,7 @@ int BPF_KRETPROBE(call_exit)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 func = bpf_get_attach_cookie(ctx) & 0xffffffff;
 	__u64 key = (id << 32) | func;
-	struct call_start *cs;
+	struct gt_call_start *cs;
 	struct gt_call *rec;
 	__u64 now = bpf_ktime_get_ns();
 
@@ -964,7 +946,7 @@ int BPF_USDT(usdt_gpu_op, __u32 device, __u32 stream, __u64 op_id, __u64 start_n
 	rec->rec.op_id = op_id;
 	rec->rec.device = device;
 	rec->rec.stream = stream;
-	rec->rec.kind = 1; /* GAPTRACE_GPU_KERNEL */
+	rec->rec.kind = GAPTRACE_GPU_KERNEL;
 	submit(rec, false);
 	return 0;
 }

@@ -15,11 +15,14 @@
 #include <linux/types.h>
 #endif
 
+/* The producer-facing contract: struct gaptrace_gpu_rec, enum gaptrace_gpu_kind. */
+#include "gaptrace-usdt.h"
+
 #define GT_COMM_LEN	 16
-#define GT_STACK_DEPTH	 64  /* frames kept per stack (stack map value) */
-#define GT_NAME_MAX	 256 /* interned GPU/API names, bytes incl. NUL */
-#define GT_GPU_REC_SIZE	 80  /* sizeof(struct gaptrace_gpu_rec) */
-#define GT_GPU_BATCH_MAX 64  /* records read per gpu_batch firing */
+#define GT_STACK_DEPTH	 64			/* frames kept per stack (stack map value) */
+#define GT_NAME_MAX	 256			/* interned GPU/API names, bytes incl. NUL */
+#define GT_GPU_REC_SIZE	 80			/* sizeof(struct gaptrace_gpu_rec) */
+#define GT_GPU_BATCH_MAX GAPTRACE_GPU_BATCH_MAX /* records read per gpu_batch firing */
 
 enum gt_rec_type {
 	GT_REC_OFFCPU = 1,     /* struct gt_offcpu */
@@ -138,31 +141,11 @@ struct gt_gpu_launch {
 	__u64 op_id;
 };
 
-/*
- * A GPU activity record (same layout as gaptrace-usdt.h's gaptrace_gpu_rec),
- * from gpu_op or split out of a gpu_batch by the recorder.
- */
-struct gt_gpu_rec {
-	__u64 start_ns;
-	__u64 end_ns;
-	__u64 op_id;
-	__u64 bytes;
-	__u32 device;
-	__u32 stream;
-	__u32 context;
-	__u32 name_id;
-	__u16 kind;
-	__u16 subkind;
-	__u32 tid;
-	__u32 grid[3];
-	__u32 block[3];
-};
-
 struct gt_gpu_op {
 	struct gt_hdr hdr;
 	__u32 pid;
-	__u32 tid; /* thread that fired the probe */
-	struct gt_gpu_rec rec;
+	__u32 tid;		     /* thread that fired the probe */
+	struct gaptrace_gpu_rec rec; /* as the producer wrote it */
 };
 
 /*
@@ -281,5 +264,49 @@ enum gt_stat {
 	GT_STAT_RB_PRESSURE,	 /* submits that found the ring buffer over cfg_wakeup_bytes */
 	GT_STAT_MAX
 };
+
+/*
+ * Values of the BPF maps the recorder reads back (offcpu: by tid, calls: by
+ * tid << 32 | func_id), for the intervals still open when tracing stops.
+ */
+struct gt_offcpu_start {
+	__u64 off_ns;
+	__u64 wake_ns;
+	__u32 state;
+	__u32 flags;
+	__u32 waker_pid;
+	__u32 waker_tid;
+	__s32 syscall_nr;
+	__s32 ustack_id;
+	__s32 kstack_id;
+	__s32 waker_syscall;
+	__u64 args[3];
+};
+
+struct gt_call_start {
+	__u64 enter_ns;
+	__u64 arg0;
+};
+
+/*
+ * Sizes are part of the capture format and of the kernel/recorder contract:
+ * a field added on one side without the other fails the build here.
+ */
+_Static_assert(sizeof(struct gt_hdr) == 16, "gt_hdr layout");
+_Static_assert(sizeof(struct gt_offcpu) == 104, "gt_offcpu layout");
+_Static_assert(sizeof(struct gt_sample) == 56, "gt_sample layout");
+_Static_assert(sizeof(struct gt_call) == 64, "gt_call layout");
+_Static_assert(sizeof(struct gt_unit) == 40, "gt_unit layout");
+_Static_assert(sizeof(struct gt_gpu_launch) == 40, "gt_gpu_launch layout");
+_Static_assert(sizeof(struct gaptrace_gpu_rec) == GT_GPU_REC_SIZE, "gpu record layout");
+_Static_assert(sizeof(struct gt_gpu_op) == 24 + GT_GPU_REC_SIZE, "gt_gpu_op layout");
+_Static_assert(sizeof(struct gt_gpu_batch) == 40 + GT_GPU_BATCH_MAX * GT_GPU_REC_SIZE,
+	       "gt_gpu_batch layout");
+_Static_assert(sizeof(struct gt_task) == 48, "gt_task layout");
+_Static_assert(sizeof(struct gt_name) == 32 + GT_NAME_MAX, "gt_name layout");
+_Static_assert(sizeof(struct gt_loss) == 48, "gt_loss layout");
+_Static_assert(sizeof(struct gt_ustack) == 16568, "gt_ustack layout");
+_Static_assert(sizeof(struct gt_offcpu_start) == 72, "offcpu map value layout");
+_Static_assert(sizeof(struct gt_call_start) == 16, "calls map value layout");
 
 #endif /* GAPTRACE_H */

@@ -24,7 +24,9 @@
 #ifndef GAPTRACE_USDT_H
 #define GAPTRACE_USDT_H
 
-#include <stdint.h>
+#ifndef __BPF__
+#include <stdint.h> /* BPF programs get uint*_t from vmlinux.h */
+#endif
 
 /* gaptrace_gpu_rec.kind */
 enum gaptrace_gpu_kind {

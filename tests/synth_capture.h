@@ -91,7 +91,7 @@ static inline void synth_op(struct synth *s, uint32_t tid, uint64_t id, uint64_t
 	g.rec.op_id = id;
 	g.rec.device = 0;
 	g.rec.stream = 7;
-	g.rec.kind = 1;
+	g.rec.kind = GAPTRACE_GPU_KERNEL;
 	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
 }
 

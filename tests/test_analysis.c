@@ -35,7 +35,7 @@ static void ev_op(struct synth *s, uint32_t dev, uint64_t op, uint64_t start, ui
 	g.rec.end_ns = end;
 	g.rec.op_id = op;
 	g.rec.device = dev;
-	g.rec.kind = 1;
+	g.rec.kind = GAPTRACE_GPU_KERNEL;
 	assert_int_equal(capture_writer__event(s->w, &g, sizeof(g)), 0);
 }
 

@@ -18,6 +18,7 @@
 
 #include "capture/capture.h"
 #include "gaptrace.h"
+#include "gaptrace.skel.h"
 #include "record/record_sink.h"
 #include "support/util.h"
 
@@ -322,7 +323,7 @@ static void test_sample(void **state)
 
 static void gpu_rec(struct gt_gpu_batch *b, uint32_t i, uint64_t start, uint64_t end)
 {
-	struct gt_gpu_rec g = {
+	struct gaptrace_gpu_rec g = {
 	    .start_ns = start,
 	    .end_ns = end,
 	    .op_id = 40 + i,
@@ -331,7 +332,7 @@ static void gpu_rec(struct gt_gpu_batch *b, uint32_t i, uint64_t start, uint64_t
 	    .stream = 7,
 	    .context = 1,
 	    .name_id = 5,
-	    .kind = 1,
+	    .kind = GAPTRACE_GPU_KERNEL,
 	    .subkind = 0,
 	    .tid = 101,
 	    .grid = {1, 2, 3},
@@ -349,7 +350,7 @@ static void test_gpu_batch_split(void **state)
 {
 	struct fx *f = *state;
 	struct gt_gpu_batch *b = calloc(1, sizeof(*b));
-	const uint32_t rec_size = offsetof(struct gt_gpu_rec, grid);
+	const uint32_t rec_size = offsetof(struct gaptrace_gpu_rec, grid);
 	const uint64_t ms = NSEC_PER_MSEC;
 
 	b->hdr = (struct gt_hdr){GT_REC_GPU_BATCH, sizeof(*b), 3, 9000};
@@ -371,7 +372,7 @@ static void test_gpu_batch_split(void **state)
 	assert_int_equal(f->nevents, 4);
 	for (uint32_t i = 0; i < 3; i++) {
 		const struct gt_gpu_op *op = (const void *)f->events[i];
-		struct gt_gpu_rec want = {};
+		struct gaptrace_gpu_rec want = {};
 
 		memcpy(&want, b->data + (size_t)i * GT_GPU_REC_SIZE, rec_size);
 		assert_int_equal(f->event_size[i], sizeof(*op));
@@ -430,6 +431,28 @@ static void test_name_task_runt(void **state)
 	assert_memory_equal(f->events[1], &t, sizeof(t));
 }
 
+/*
+ * The recorder reads the offcpu and calls maps back at the stop into
+ * struct gt_offcpu_start / gt_call_start: bpf_map_lookup_elem writes the
+ * map's value size, so the BPF object's value sizes (from its BTF, no load,
+ * no root) must be the recorder's, or the lookup overruns the recorder's
+ * stack.  The records the programs emit are checked by _Static_assert in
+ * gaptrace.h; the ring buffer's record sizes by the sink tests above.
+ */
+static void test_map_values_match_bpf_object(void **state)
+{
+	struct gaptrace_bpf *skel = gaptrace_bpf__open();
+
+	(void)state;
+	assert_non_null(skel);
+	assert_int_equal(bpf_map__value_size(skel->maps.offcpu), sizeof(struct gt_offcpu_start));
+	assert_int_equal(bpf_map__key_size(skel->maps.offcpu), sizeof(uint32_t));
+	assert_int_equal(bpf_map__value_size(skel->maps.calls), sizeof(struct gt_call_start));
+	assert_int_equal(bpf_map__key_size(skel->maps.calls), sizeof(uint64_t));
+	assert_int_equal(bpf_map__value_size(skel->maps.stacks), GT_STACK_DEPTH * sizeof(uint64_t));
+	gaptrace_bpf__destroy(skel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +460,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sample, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_batch_split, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_name_task_runt, fx_setup, fx_teardown),
+	    cmocka_unit_test(test_map_values_match_bpf_object),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

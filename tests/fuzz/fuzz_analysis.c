@@ -562,8 +562,8 @@ struct fz_field {
 	}
 #define G(m, r)                                                                                  \
 	{                                                                                        \
-		GT_REC_GPU_OP, offsetof(struct gt_gpu_op, rec) + offsetof(struct gt_gpu_rec, m), \
-		    sizeof(((struct gt_gpu_rec *)0)->m), r                                       \
+		GT_REC_GPU_OP, offsetof(struct gt_gpu_op, rec) + offsetof(struct gaptrace_gpu_rec, m), \
+		    sizeof(((struct gaptrace_gpu_rec *)0)->m), r                                       \
 	}
 
 static const struct fz_field fields[] = {

@@ -153,14 +153,14 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 	switch (h->type) {
 	case GT_REC_GPU_OP: {
 		const struct gt_gpu_op *g = rec;
-		const struct gt_gpu_rec *gr = &g->rec;
+		const struct gaptrace_gpu_rec *gr = &g->rec;
 
 		if (size < sizeof(*g))
 			break;
 		switch (gr->kind) {
-		case 1: /* kernel */
-		case 2: /* memcpy */
-		case 3: /* memset */
+		case GAPTRACE_GPU_KERNEL:
+		case GAPTRACE_GPU_MEMCPY:
+		case GAPTRACE_GPU_MEMSET:
 			/* Untrusted: a record ending before it starts is rejected and counted. */
 			if (!gr->start_ns || gr->end_ns < gr->start_ns) {
 				p->r->gpu_rejected++;
@@ -174,7 +174,7 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 			note_range(&p->gpu_min_ts, &p->gpu_max_ts, gr->start_ns);
 			note_range(&p->gpu_min_ts, &p->gpu_max_ts, gr->end_ns);
 			break;
-		case 5: /* API call: the launch of op_id on thread tid */
+		case GAPTRACE_GPU_API: /* the launch of op_id on thread tid */
 			if (gr->tid) {
 				add_launch(m, gr->op_id, gr->start_ns, g->pid, gr->tid);
 				/* A driver call folded into this runtime call, by its own id. */
@@ -182,7 +182,7 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 					add_launch(m, gr->bytes, gr->start_ns, g->pid, gr->tid);
 			}
 			break;
-		case 6: /* NVTX range: a unit candidate */
+		case GAPTRACE_GPU_RANGE: /* NVTX: a unit candidate */
 			if (gr->end_ns >= gr->start_ns && gr->start_ns) {
 				gt_grow((void **)&m->ranges, &m->ranges_cap, m->nranges,
 					sizeof(*m->ranges));
@@ -190,7 +190,7 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 									   gr->tid, gr->name_id};
 			}
 			break;
-		case 7: /* producer dropped records */
+		case GAPTRACE_GPU_DROPPED:
 			if (gr->bytes >= GPU_DROP_MAX)
 				p->r->gpu_rejected++;
 			else

@@ -138,17 +138,18 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 	}
 	case GT_REC_GPU_OP: {
 		const struct gt_gpu_op *g = rec;
-		const struct gt_gpu_rec *gr = &g->rec;
+		const struct gaptrace_gpu_rec *gr = &g->rec;
 		uint64_t idx;
 		int cat;
 
 		/* Host-side CUDA time: API calls and synchronisations. */
-		if (size < sizeof(*g) || (gr->kind != 4 && gr->kind != 5) || !gr->tid ||
+		if (size < sizeof(*g) ||
+		    (gr->kind != GAPTRACE_GPU_SYNC && gr->kind != GAPTRACE_GPU_API) || !gr->tid ||
 		    gr->end_ns < gr->start_ns)
 			break;
 		cat = GT_CAT_CUDA;
-		if (gr->kind == 5 && gr->name_id && u64map_get(&m->name_idx, gr->name_id, &idx) &&
-		    m->name_alloc[idx])
+		if (gr->kind == GAPTRACE_GPU_API && gr->name_id &&
+		    u64map_get(&m->name_idx, gr->name_id, &idx) && m->name_alloc[idx])
 			cat = GT_CAT_ALLOC;
 		keep_call(m, gr->tid,
 			  &(struct m_call){gr->start_ns, gr->end_ns, 0, cat, UINT32_MAX});

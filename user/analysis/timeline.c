@@ -37,11 +37,11 @@ const char *tl_syscall_name(int32_t nr)
 const char *tl_op_kind_name(uint16_t kind)
 {
 	switch (kind) {
-	case 1:
+	case GAPTRACE_GPU_KERNEL:
 		return "kernel";
-	case 2:
+	case GAPTRACE_GPU_MEMCPY:
 		return "memcpy";
-	case 3:
+	case GAPTRACE_GPU_MEMSET:
 		return "memset";
 	default:
 		return "gpu op";

@@ -39,14 +39,15 @@ void record__drain_open_intervals(struct recorder *r)
 {
 	int fd = bpf_map__fd(r->skel->maps.offcpu);
 	uint32_t key, next, *prev = NULL;
-	struct {
-		uint64_t off_ns, wake_ns;
-		uint32_t state, flags, waker_pid, waker_tid;
-		int32_t syscall_nr, ustack_id, kstack_id;
-		int32_t waker_syscall;
-		uint64_t args[3];
-	} si;
+	struct gt_offcpu_start si; /* bpf/gaptrace.h: the map's value, size-checked */
 
+	/* The lookups below write the map's value size into si and cs. */
+	if (bpf_map__value_size(r->skel->maps.offcpu) != sizeof(si) ||
+	    bpf_map__value_size(r->skel->maps.calls) != sizeof(struct gt_call_start)) {
+		gt_err("internal: the BPF object's map values differ from bpf/gaptrace.h: rebuild "
+		       "gaptrace; open intervals at the stop are not written");
+		return;
+	}
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct gt_offcpu o = {.hdr = {GT_REC_OFFCPU, sizeof(o), 0, r->end_ns}};
 		char path[64], buf[512];
@@ -86,9 +87,7 @@ void record__drain_open_intervals(struct recorder *r)
 
 	fd = bpf_map__fd(r->skel->maps.calls);
 	uint64_t ckey, cnext, *cprev = NULL;
-	struct {
-		uint64_t enter_ns, arg0;
-	} cs;
+	struct gt_call_start cs;
 
 	while (bpf_map_get_next_key(fd, cprev, &cnext) == 0) {
 		struct gt_call c = {.hdr = {GT_REC_CALL, sizeof(c), 0, r->end_ns}};

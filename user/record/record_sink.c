@@ -143,7 +143,7 @@ static void put_patched(struct record_sink *s, const void *rec, size_t size, siz
 	record_sink__put(s, buf, size);
 }
 
-static void count_gpu_op(struct record_sink *s, const struct gt_gpu_rec *g)
+static void count_gpu_op(struct record_sink *s, const struct gaptrace_gpu_rec *g)
 {
 	uint64_t *last;
 
