@@ -904,6 +904,47 @@ static void test_extreme_unit_and_op_ids(void **state)
 	an_result__free(r);
 }
 
+/*
+ * Units follow the GPU work (#10 item 7): 3 units with kernels and 5000
+ * workless units marked around them keep the 3 (and the gap between them),
+ * with a warning; the same 3 with 100 workless units (below the bound of 4
+ * per operation + 1024) keep all 103, as before.
+ */
+static void test_workless_units_are_bounded(void **state)
+{
+	for (int hostile = 0; hostile < 2; hostile++) {
+		unsigned extra = hostile ? 5000 : 100;
+		struct synth s;
+		struct an_result *r;
+		bool warned = false;
+
+		synth_open(&s);
+		synth_thread(&s, 10, "w");
+		for (uint64_t u = 0; u < 3; u++) {
+			uint64_t t = T0 + (1 + 20 * u) * MS;
+
+			synth_unit(&s, 10, u, t, true);
+			op(&s, 10, 100 + u, t, t + 1 * MS, t + 10 * MS);
+			synth_unit(&s, 10, u, t + 11 * MS, false);
+		}
+		/* 1 us units after the last kernel: none holds a GPU operation. */
+		for (uint64_t u = 0; u < extra; u++) {
+			synth_unit(&s, 11, 1000 + u, T0 + 70 * MS + u * 2000, true);
+			synth_unit(&s, 11, 1000 + u, T0 + 70 * MS + u * 2000 + 1000, false);
+		}
+		r = synth_run(&s, NULL);
+		assert_int_equal(r->units, hostile ? 3 : 3 + extra);
+		assert_int_equal(r->ngaps, 2);
+		assert_int_equal(r->gaps[0].kind, GT_GAP_INTER);
+		assert_int_equal(r->gaps[0].unit_before, 0);
+		assert_int_equal(r->gaps[1].unit_after, 2);
+		for (size_t i = 0; i < r->nwarnings; i++)
+			warned |= strstr(r->warnings[i], "5000 of 5003 units left out") != NULL;
+		assert_int_equal(warned, hostile);
+		an_result__free(r);
+	}
+}
+
 static void ev_gpu(struct synth *s, uint32_t dev, uint16_t kind, uint64_t op, uint64_t start,
 		   uint64_t end, uint64_t bytes)
 {
@@ -1012,6 +1053,7 @@ int main(void)
 	    cmocka_unit_test(test_sum_property_random),
 	    cmocka_unit_test(test_u64map_any_key),
 	    cmocka_unit_test(test_extreme_unit_and_op_ids),
+	    cmocka_unit_test(test_workless_units_are_bounded),
 	    cmocka_unit_test(test_garbage_gpu_records),
 	};
 

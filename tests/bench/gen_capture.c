@@ -4,8 +4,10 @@
  * (GPU units with launches, worker and helper threads switching, samples,
  * uprobe calls) for measuring `gaptrace report` throughput, or with
  * --units N, N small USDT-marked units (2 kernels, a 2-6 ms gap with a few
- * records) for measuring `gaptrace diff`.
- * Usage: gen_capture [--units N] [--seed S] FILE [NRECORDS]
+ * records) for measuring `gaptrace diff`, or with --empty-units N, 30 kernels
+ * in 30 units and N more units without GPU work (a hostile producer's cheap
+ * input: the analysis must not do or write work in proportion to N).
+ * Usage: gen_capture [--units N | --empty-units N] [--seed S] FILE [NRECORDS]
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -39,8 +41,9 @@ static void put(void *rec, uint16_t type, uint16_t size, uint64_t ts)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: gen_capture [--units N] [--seed S] FILE [NRECORDS]: give NRECORDS, "
-			"or --units N\n");
+	fprintf(stderr,
+		"usage: gen_capture [--units N | --empty-units N] [--seed S] FILE [NRECORDS]: "
+		"give NRECORDS, --units N or --empty-units N\n");
 	exit(2);
 }
 
@@ -94,17 +97,21 @@ int main(int argc, char **argv)
 {
 	const char *kv[] = {"pid=4242", "comm=bench", "start_mono_ns=1000000000",
 			    "sample_period_ns=1000000", "gpu_source=usdt"};
-	static const struct option lopts[] = {
-	    {"units", required_argument, NULL, 'u'}, {"seed", required_argument, NULL, 's'}, {}};
+	static const struct option lopts[] = {{"units", required_argument, NULL, 'u'},
+					      {"empty-units", required_argument, NULL, 'e'},
+					      {"seed", required_argument, NULL, 's'},
+					      {}};
 	struct capture_buf probes = {}, end = {};
-	uint64_t target = 0, units = 0, t = 1000000000ULL, op = 1;
+	uint64_t target = 0, units = 0, empty = 0, t = 1000000000ULL, op = 1;
 	unsigned seed = 1;
 	char err[256];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "u:s:", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "u:e:s:", lopts, NULL)) != -1) {
 		if (c == 'u')
 			units = strtoull(optarg, NULL, 10);
+		else if (c == 'e')
+			empty = strtoull(optarg, NULL, 10);
 		else if (c == 's')
 			seed = (unsigned)strtoul(optarg, NULL, 10);
 		else
@@ -114,8 +121,10 @@ int main(int argc, char **argv)
 		usage();
 	if (optind == argc - 2 && !(target = strtoull(argv[optind + 1], NULL, 10)))
 		usage();
-	if (!target && !units)
+	if (!target && !units && !empty)
 		usage();
+	if (empty)
+		units = 30;
 	w = capture_writer__open(argv[optind], kv, GT_ARRAY_SIZE(kv), err, sizeof(err));
 	if (!w) {
 		fprintf(stderr, "gen_capture: %s\n", err);
@@ -131,6 +140,12 @@ int main(int argc, char **argv)
 	}
 	for (uint64_t u = 0; u < units; u++)
 		small_unit(u + 1, &t, &op, &seed);
+	/* 1 us units 1 us apart after the GPU work: no kernel in any of them. */
+	for (uint64_t u = 0; u < empty; u++) {
+		put_unit(1000 + u, t, true);
+		put_unit(1000 + u, t + 1000, false);
+		t += 2000;
+	}
 	while (nrec < target) {
 		uint64_t unit_start = t;
 

@@ -38,6 +38,66 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Units are marked by the traced program, GPU operations by the GPU: a broken
+ * or hostile producer can mark millions of units around a handful of
+ * kernels, and every output lists units (the HTML timeline, the trace
+ * export, diff's pairing).  So their number follows the GPU work: past
+ * UNITS_PER_OP per operation (+ UNITS_SLACK), units in which no operation was
+ * launched are left out, and past that bound the earliest are kept; a
+ * warning says how many.  Captures of real programs stay far below it.
+ */
+#define UNITS_PER_OP 4
+#define UNITS_SLACK  1024
+
+static void bound_units(struct model *m, struct an_result *r)
+{
+	size_t cap = UNITS_PER_OP * m->nops + UNITS_SLACK, n = 0, total = m->nunits;
+	uint64_t *t;
+	char msg[256];
+
+	if (m->nunits <= cap)
+		return;
+	/* Launch (else start) times of every operation, sorted. */
+	t = gt_xmalloc((m->nops ? m->nops : 1) * sizeof(*t));
+	for (size_t i = 0; i < m->nops; i++) {
+		const struct m_launch *l = model__launch(m, m->ops[i].op_id);
+
+		t[i] = l ? l->ts : m->ops[i].start;
+	}
+	gt_sort(t, m->nops, sizeof(*t), cmp_u64);
+	for (size_t u = 0; u < m->nunits && n < cap; u++) {
+		const struct m_unit *un = &m->units[u];
+		size_t lo = 0, hi = m->nops;
+
+		while (lo < hi) { /* first time >= begin */
+			size_t mid = (lo + hi) / 2;
+
+			if (t[mid] < un->begin)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < m->nops && t[lo] <= un->end)
+			m->units[n++] = *un;
+	}
+	free(t);
+	m->nunits = n;
+	snprintf(msg, sizeof(msg),
+		 "%zu of %zu units left out: more units than %u per GPU operation, and these "
+		 "hold no GPU operation (or exceed that bound); the producer marks units "
+		 "without GPU work",
+		 total - n, total, UNITS_PER_OP);
+	model__add_warning(r, msg);
+}
+
 /*
  * The unit an op belongs to: the unit open at its launch (or start) time,
  * preferring one begun on the launching thread, else the latest begun.
@@ -216,6 +276,7 @@ int gaps__find(struct model *m, struct an_result *r)
 	select_units(m);
 	gt_sort(m->ops, m->nops, sizeof(*m->ops), cmp_op);
 	gt_sort(m->units, m->nunits, sizeof(*m->units), cmp_unit);
+	bound_units(m, r);
 	if (m->nunits && m->units[0].source == UNIT_USDT)
 		r->unit_source = "usdt";
 	else if (m->nunits && m->units[0].source == UNIT_NVTX) {
