@@ -227,6 +227,18 @@ static void test_paths(void **state)
 	assert_true(procfs_path(buf, sizeof(buf), 0, 34, "stat"));
 	assert_string_equal(buf, "/proc/self/task/34/stat");
 	assert_false(procfs_path(buf, 8, 12, 34, "comm"));
+
+	assert_true(procfs_root_path(buf, sizeof(buf), 12, "/usr/lib/libc.so.6"));
+	assert_string_equal(buf, "/proc/12/root/usr/lib/libc.so.6");
+	assert_true(procfs_root_path(buf, sizeof(buf), 0, "/bin/sh"));
+	assert_string_equal(buf, "/proc/self/root/bin/sh");
+	assert_false(procfs_root_path(buf, 16, 12, "/usr/lib/libc.so.6"));
+	assert_true(
+	    procfs_map_files_path(buf, sizeof(buf), 12, 0x7f0000001000ULL, 0x7f0000002000ULL));
+	assert_string_equal(buf, "/proc/12/map_files/7f0000001000-7f0000002000");
+	assert_true(procfs_map_files_path(buf, sizeof(buf), 0, 0x1000, 0x2000));
+	assert_string_equal(buf, "/proc/self/map_files/1000-2000");
+	assert_false(procfs_map_files_path(buf, 20, 12, 0x1000, 0x2000));
 }
 
 int main(void)

@@ -4,7 +4,6 @@
  * traced process.  Every uprobe is attached with the target's pid, never -1,
  * so untraced processes never pay for them.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include "symbols/elf.h"
 #include "symbols/live.h"
 #include "symbols/usdt.h"
+#include "support/procfs.h"
 #include "support/util.h"
 
 struct seen_obj {
@@ -316,14 +316,13 @@ static bool seen_before(struct attacher *a, pid_t pid, const struct syms_mapping
 static void mapping_path(pid_t pid, const struct syms_mapping *m, char *path, size_t len)
 {
 	/* Through the target's root, so a container's files resolve to its inodes. */
-	snprintf(path, len, "/proc/%d/root%s", pid, m->path);
+	procfs_root_path(path, len, pid, m->path);
 	if (access(path, R_OK) || strstr(m->path, " (deleted)")) {
 		/*
 		 * Deleted files and memfds (an injected library is one) exist only
 		 * as the mapping: map_files names that very inode.
 		 */
-		snprintf(path, len, "/proc/%d/map_files/%llx-%llx", pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
+		procfs_map_files_path(path, len, pid, m->start, m->end);
 		if (access(path, R_OK))
 			snprintf(path, len, "%s", m->path);
 	}
@@ -446,6 +445,33 @@ static int add_sampler(struct attacher *a, int fd)
 	return 0;
 }
 
+/*
+ * Opens and attaches the sampler of thread tid (cpu -1) or of cpu (tid -1),
+ * warning why not unless the thread has exited or the CPU is offline.
+ * Returns 0 or -errno.
+ */
+static int start_sampler(struct attacher *a, pid_t tid, int cpu, uint64_t period_ns)
+{
+	const char *what = tid >= 0 ? "thread" : "CPU";
+	int id = tid >= 0 ? tid : cpu;
+	int fd = open_sampler(tid, cpu, period_ns), err;
+
+	if (fd < 0) {
+		err = -errno;
+		if (err != (tid >= 0 ? -ESRCH : -ENODEV)) /* ENODEV: an offline CPU */
+			gt_warn("cannot open a cpu-clock event on %s %d: %s; %s", what, id,
+				strerror(-err),
+				tid >= 0
+				    ? "its CPU time will not be split"
+				    : "CPU time there will not be split (try --sampler thread)");
+		return err;
+	}
+	err = add_sampler(a, fd);
+	if (err)
+		gt_warn("cannot attach the sampler to %s %d: %s", what, id, strerror(-err));
+	return err;
+}
+
 int attacher__sample_cpus(struct attacher *a, uint64_t period_ns)
 {
 	int n = libbpf_num_possible_cpus(), covered = 0, err = 0;
@@ -455,61 +481,28 @@ int attacher__sample_cpus(struct attacher *a, uint64_t period_ns)
 	if (n < 0)
 		return n;
 	for (int cpu = 0; cpu < n; cpu++) {
-		int fd = open_sampler(-1, cpu, period_ns);
-
-		if (fd < 0) {
-			err = -errno;
-			if (errno != ENODEV) /* ENODEV: an offline CPU */
-				gt_warn("cannot open a cpu-clock event on CPU %d: %s; CPU time "
-					"there will not be split (try --sampler thread)",
-					cpu, strerror(errno));
-			continue;
-		}
-		err = add_sampler(a, fd);
-		if (err) {
-			gt_warn("cannot attach the sampler to CPU %d: %s", cpu, strerror(-err));
-			continue;
-		}
-		covered++;
+		err = start_sampler(a, -1, cpu, period_ns);
+		if (!err)
+			covered++;
 	}
 	return covered ? covered : err;
 }
 
 int attacher__sample_threads(struct attacher *a, pid_t pid, uint64_t period_ns)
 {
-	char dirpath[64];
-	struct dirent *de;
-	DIR *d;
-	int covered = 0;
+	struct procfs_tasks it;
+	int covered = 0, err;
+	pid_t tid;
 
 	if (!period_ns)
 		return 0;
-	snprintf(dirpath, sizeof(dirpath), "/proc/%d/task", pid);
-	d = opendir(dirpath);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		pid_t tid = (pid_t)atoi(de->d_name);
-		int fd, err;
-
-		if (tid <= 0)
-			continue;
-		fd = open_sampler(tid, -1, period_ns);
-		if (fd < 0) {
-			if (errno != ESRCH)
-				gt_warn("cannot open a cpu-clock event on thread %d: %s; its CPU "
-					"time will not be split",
-					tid, strerror(errno));
-			continue;
-		}
-		err = add_sampler(a, fd);
-		if (err) {
-			gt_warn("cannot attach the sampler to thread %d: %s", tid, strerror(-err));
-			continue;
-		}
-		covered++;
-	}
-	closedir(d);
+	err = procfs_tasks_open(&it, pid);
+	if (err)
+		return err;
+	while ((tid = procfs_tasks_next(&it)))
+		if (!start_sampler(a, tid, -1, period_ns))
+			covered++;
+	procfs_tasks_close(&it);
 	return covered;
 }
 

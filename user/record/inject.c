@@ -32,6 +32,7 @@
 
 #include "record/inject.h"
 #include "record/inject_priv.h"
+#include "support/procfs.h"
 #include "support/util.h"
 
 #if defined(__x86_64__)
@@ -90,11 +91,12 @@ static int inj_memfd(struct inj *j)
 /* Fills the target's memfd from our side: its fd reopened through /proc. */
 static int inj_copy_lib(struct inj *j)
 {
-	char path[64], *buf;
+	char path[64], name[16], *buf;
 	uint64_t off = 0;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", j->tid, j->remote_fd);
+	snprintf(name, sizeof(name), "fd/%d", j->remote_fd);
+	procfs_path(path, sizeof(path), j->tid, 0, name);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return inj_fail(j, -errno, "cannot open the memfd of process %d through %s: %s",
@@ -273,13 +275,12 @@ static void *inj_session(void *arg)
  */
 static void wait_untraced(struct inj *j)
 {
-	char path[64], buf[8192];
+	char buf[8192];
 	int i;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", j->tid);
 	for (i = 0; i < 200; i++) {
-		if (gt_read_file(path, buf, sizeof(buf)) <= 0 ||
-		    inj_status_long(buf, "TracerPid", 0) != j->tracer)
+		if (procfs_status_read(j->tid, 0, buf, sizeof(buf)) <= 0 ||
+		    procfs_status_long(buf, "TracerPid", 0) != j->tracer)
 			return;
 		inj_nap(NSEC_PER_MSEC);
 	}

@@ -5,7 +5,6 @@
  * the library is already loaded, the libc functions to call, which thread to
  * borrow and whether its signal setup allows it.
  */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -33,96 +32,29 @@
 #include "record/inject.h"
 #include "record/inject_priv.h"
 #include "symbols/live.h"
+#include "support/procfs.h"
 #include "support/util.h"
 
 #if defined(__x86_64__)
 
 /* ---- /proc helpers ---- */
 
-/* Copies the value of "key:" from a /proc status text, leading blanks skipped. */
-static bool status_field(const char *text, const char *key, char *out, size_t len)
-{
-	size_t klen = strlen(key);
-	const char *p = text;
-
-	while (p && *p) {
-		if (!strncmp(p, key, klen) && p[klen] == ':') {
-			size_t n;
-
-			p += klen + 1;
-			p += strspn(p, " \t");
-			n = strcspn(p, "\n");
-			n = GT_MIN(n, len - 1);
-			memcpy(out, p, n);
-			out[n] = '\0';
-			return true;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return false;
-}
-
-long inj_status_long(const char *text, const char *key, long dflt)
-{
-	char val[64];
-
-	return status_field(text, key, val, sizeof(val)) ? strtol(val, NULL, 10) : dflt;
-}
-
-uint64_t inj_status_hex(const char *text, const char *key)
-{
-	char val[64];
-
-	return status_field(text, key, val, sizeof(val)) ? strtoull(val, NULL, 16) : 0;
-}
-
-void inj_proc_comm(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	long n;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	n = gt_read_file(path, buf, len);
-	if (n <= 0) {
-		snprintf(buf, len, "?");
-		return;
-	}
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
-/* State letter of a thread ('R', 'S', 'D', 'Z', ...), or 0 if it is gone. */
-char inj_thread_state(pid_t pid, pid_t tid)
-{
-	char path[64], buf[1024], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	if (gt_read_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	/* comm may hold spaces and parentheses: the state follows the last ')'. */
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
+/* True if some thread of pid is neither a zombie nor dead. */
 static bool live_thread(pid_t pid)
 {
-	struct dirent *de;
+	struct procfs_tasks it;
 	bool live = false;
-	char path[64];
-	DIR *d;
+	pid_t tid;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
+	if (procfs_tasks_open(&it, pid))
 		return false;
-	while (!live && (de = readdir(d))) {
-		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
-		char s = tid > 0 ? inj_thread_state(pid, tid) : 0;
+	while (!live && (tid = procfs_tasks_next(&it))) {
+		struct procfs_stat ps;
 
-		live = s && s != 'Z' && s != 'X';
+		procfs_stat_read(pid, tid, &ps);
+		live = ps.state && ps.state != 'Z' && ps.state != 'X';
 	}
-	closedir(d);
+	procfs_tasks_close(&it);
 	return live;
 }
 
@@ -130,29 +62,41 @@ bool inj_has_cap_sys_ptrace(void)
 {
 	char buf[8192];
 
-	if (gt_read_file("/proc/self/status", buf, sizeof(buf)) <= 0)
+	if (procfs_status_read(0, 0, buf, sizeof(buf)) <= 0)
 		return false;
-	return inj_status_hex(buf, "CapEff") & (1ULL << 19);
+	return procfs_status_hex(buf, "CapEff") & (1ULL << 19);
+}
+
+int inj_fail_traced(struct inj *j, long tracer)
+{
+	char tcomm[32];
+
+	if (!procfs_comm((pid_t)tracer, 0, tcomm, sizeof(tcomm)))
+		snprintf(tcomm, sizeof(tcomm), "?");
+	return inj_fail(j, -EPERM,
+			"process %d (%s) is already traced by process %ld (%s): a process "
+			"has one tracer at a time, detach it (quit gdb/strace) and retry",
+			j->pid, j->comm, tracer, tcomm);
 }
 
 /* ---- checks before touching the target ---- */
 
 int inj_check_process(struct inj *j)
 {
-	char path[64], buf[8192], state[32], tcomm[32];
+	char path[64], buf[8192], state[32];
 	long n, tgid, tracer, ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", j->pid);
-	n = gt_read_file(path, buf, sizeof(buf));
+	procfs_path(path, sizeof(path), j->pid, 0, "status");
+	n = procfs_status_read(j->pid, 0, buf, sizeof(buf));
 	if (n == -ENOENT || n == -ESRCH)
 		return inj_fail(
 		    j, -ESRCH,
 		    "no process with pid %d: check the pid (the process may have exited)", j->pid);
 	if (n < 0)
 		return inj_fail(j, (int)n, "cannot read %s: %s", path, strerror((int)-n));
-	if (!status_field(buf, "Name", j->comm, sizeof(j->comm)))
+	if (!procfs_status_field(buf, "Name", j->comm, sizeof(j->comm)))
 		snprintf(j->comm, sizeof(j->comm), "?");
-	tgid = inj_status_long(buf, "Tgid", j->pid);
+	tgid = procfs_status_long(buf, "Tgid", j->pid);
 	if (tgid != j->pid)
 		return inj_fail(j, -EINVAL,
 				"%d is a thread of process %ld, not a process: pass %ld", j->pid,
@@ -160,7 +104,7 @@ int inj_check_process(struct inj *j)
 	if (j->pid == getpid())
 		return inj_fail(j, -EINVAL, "process %d is gaptrace itself: pass the target's pid",
 				j->pid);
-	if (!status_field(buf, "State", state, sizeof(state)))
+	if (!procfs_status_field(buf, "State", state, sizeof(state)))
 		state[0] = '\0';
 	/* A leader that called pthread_exit is a zombie while its other threads run. */
 	if ((state[0] == 'Z' || state[0] == 'X') && !live_thread(j->pid))
@@ -168,20 +112,15 @@ int inj_check_process(struct inj *j)
 				"process %d (%s) has exited (zombie): nothing to attach to", j->pid,
 				j->comm);
 	/* A vfork child runs in its parent's memory: a dlopen there would be the parent's. */
-	ppid = inj_status_long(buf, "PPid", 0);
+	ppid = procfs_status_long(buf, "PPid", 0);
 	if (ppid > 0 && syscall(SYS_kcmp, j->pid, (pid_t)ppid, KCMP_VM, 0, 0) == 0)
 		return inj_fail(j, -EBUSY,
 				"process %d (%s) shares its memory with its parent %ld (a vfork "
 				"child about to exec): retry in a moment",
 				j->pid, j->comm, ppid);
-	tracer = inj_status_long(buf, "TracerPid", 0);
-	if (tracer) {
-		inj_proc_comm((pid_t)tracer, tcomm, sizeof(tcomm));
-		return inj_fail(j, -EPERM,
-				"process %d (%s) is already traced by process %ld (%s): a process "
-				"has one tracer at a time, detach it (quit gdb/strace) and retry",
-				j->pid, j->comm, tracer, tcomm);
-	}
+	tracer = procfs_status_long(buf, "TracerPid", 0);
+	if (tracer)
+		return inj_fail_traced(j, tracer);
 	if (state[0] == 'T')
 		return inj_fail(j, -EAGAIN,
 				"process %d (%s) is stopped (job control): resume it with "
@@ -235,7 +174,7 @@ int inj_check_arch(struct inj *j)
 	char path[64];
 	int fd, err;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", j->tid);
+	procfs_path(path, sizeof(path), j->tid, 0, "exe");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
@@ -309,36 +248,28 @@ static bool same_bytes(int a, int b, uint64_t size)
 bool inj_lib_loaded(struct inj *j)
 {
 	static const char memfd_prefix[] = "/memfd:" MEMFD_NAME " ";
-	char path[64], mpath[96], *line = NULL;
-	size_t lcap = 0;
+	struct procfs_maps it;
+	struct procfs_map m;
 	bool found = false;
+	char mpath[96];
 	struct stat st;
-	FILE *f;
 
 	if (fstat(j->lib_fd, &st))
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/maps", j->tid);
-	f = fopen(path, "re");
-	if (!f)
+	if (procfs_maps_open(&it, j->tid, 0))
 		return false;
-	while (!found && getline(&line, &lcap, f) > 0) {
-		unsigned long long start, end, pgoff, inode;
-		unsigned int maj, min;
-		char perms[8];
-		int n = -1, fd;
+	while (!found && procfs_maps_next(&it, &m)) {
 		struct stat mst;
+		int fd;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
-			   &maj, &min, &inode, &n) != 7 ||
-		    n < 0)
-			continue;
-		if (inode == st.st_ino && maj == major(st.st_dev) && min == minor(st.st_dev)) {
+		if (m.inode == st.st_ino && m.dev_major == major(st.st_dev) &&
+		    m.dev_minor == minor(st.st_dev)) {
 			found = true;
 			break;
 		}
-		if (pgoff || strncmp(line + n, memfd_prefix, sizeof(memfd_prefix) - 1))
+		if (m.offset || strncmp(m.path, memfd_prefix, sizeof(memfd_prefix) - 1))
 			continue;
-		snprintf(mpath, sizeof(mpath), "/proc/%d/map_files/%llx-%llx", j->tid, start, end);
+		procfs_map_files_path(mpath, sizeof(mpath), j->tid, m.start, m.end);
 		fd = open(mpath, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -346,8 +277,7 @@ bool inj_lib_loaded(struct inj *j)
 			same_bytes(fd, j->lib_fd, j->lib_size);
 		close(fd);
 	}
-	free(line);
-	fclose(f);
+	procfs_maps_close(&it);
 	return found;
 }
 
@@ -447,8 +377,8 @@ bool inj_syscall_eintr_on_stop(long nr)
  */
 static bool segv_trap_harmful(uint64_t blocked, const char *status)
 {
-	return (inj_status_hex(status, "SigIgn") & SIGSEGV_BIT) ||
-	       ((blocked & SIGSEGV_BIT) && (inj_status_hex(status, "SigCgt") & SIGSEGV_BIT));
+	return (procfs_status_hex(status, "SigIgn") & SIGSEGV_BIT) ||
+	       ((blocked & SIGSEGV_BIT) && (procfs_status_hex(status, "SigCgt") & SIGSEGV_BIT));
 }
 
 /*
@@ -457,18 +387,17 @@ static bool segv_trap_harmful(uint64_t blocked, const char *status)
  */
 static int thread_rank(pid_t pid, pid_t tid)
 {
-	char path[64], buf[8192];
-	char s = inj_thread_state(pid, tid);
+	struct procfs_stat ps;
+	char buf[8192];
 
-	if (!s || s == 'Z' || s == 'X')
+	procfs_stat_read(pid, tid, &ps);
+	if (!ps.state || ps.state == 'Z' || ps.state == 'X')
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	if (gt_read_file(path, buf, sizeof(buf)) > 0 &&
-	    segv_trap_harmful(inj_status_hex(buf, "SigBlk"), buf))
+	if (procfs_status_read(pid, tid, buf, sizeof(buf)) > 0 &&
+	    segv_trap_harmful(procfs_status_hex(buf, "SigBlk"), buf))
 		return 2;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
-	if (gt_read_file(path, buf, sizeof(buf)) > 0 && buf[0] >= '0' && buf[0] <= '9' &&
-	    inj_syscall_eintr_on_stop(strtol(buf, NULL, 10)))
+	if (procfs_read(pid, tid, "syscall", buf, sizeof(buf)) > 0 && buf[0] >= '0' &&
+	    buf[0] <= '9' && inj_syscall_eintr_on_stop(strtol(buf, NULL, 10)))
 		return 1;
 	return 0;
 }
@@ -480,25 +409,19 @@ static int thread_rank(pid_t pid, pid_t tid)
  */
 pid_t inj_pick_thread(struct inj *j)
 {
-	pid_t best = j->pid;
+	pid_t best = j->pid, tid;
+	struct procfs_tasks it;
 	int best_rank, r;
-	struct dirent *de;
-	char path[64];
-	DIR *d;
 
 	best_rank = thread_rank(j->pid, j->pid);
 	if (best_rank == 0)
 		return j->pid;
 	if (best_rank < 0)
 		best_rank = INT_MAX;
-	snprintf(path, sizeof(path), "/proc/%d/task", j->pid);
-	d = opendir(path);
-	if (!d)
+	if (procfs_tasks_open(&it, j->pid))
 		return j->pid;
-	while (best_rank && (de = readdir(d))) {
-		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
-
-		if (tid <= 0 || tid == j->pid)
+	while (best_rank && (tid = procfs_tasks_next(&it))) {
+		if (tid == j->pid)
 			continue;
 		r = thread_rank(j->pid, tid);
 		if (r >= 0 && r < best_rank) {
@@ -506,23 +429,22 @@ pid_t inj_pick_thread(struct inj *j)
 			best_rank = r;
 		}
 	}
-	closedir(d);
+	procfs_tasks_close(&it);
 	return best;
 }
 
 /* With the thread stopped, its mask is exact: refuse if our trap would leave a trace. */
 int inj_check_signals(struct inj *j)
 {
-	char path[64], buf[8192];
+	char buf[8192];
 
 	if (ptrace(PTRACE_GETSIGMASK, j->tid, (void *)sizeof(j->sigmask), &j->sigmask))
 		return inj_fail(j, -errno, "cannot read the signal mask of thread %d: %s", j->tid,
 				strerror(errno));
 	j->mask_saved = true;
-	snprintf(path, sizeof(path), "/proc/%d/status", j->tid);
-	if (gt_read_file(path, buf, sizeof(buf)) <= 0)
+	if (procfs_status_read(j->tid, 0, buf, sizeof(buf)) <= 0)
 		return inj_fail(j, -ESRCH, "process %d exited during the injection", j->pid);
-	if (inj_status_hex(buf, "SigIgn") & SIGSEGV_BIT)
+	if (procfs_status_hex(buf, "SigIgn") & SIGSEGV_BIT)
 		return inj_fail(j, -EOPNOTSUPP,
 				"process %d (%s) ignores SIGSEGV, and the fault that ends our "
 				"remote calls would reset that to the default action: start it "

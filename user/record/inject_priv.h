@@ -110,15 +110,13 @@ bool inj_has_cap_sys_ptrace(void);
 int inj_check_arch(struct inj *j);
 int inj_check_process(struct inj *j);
 int inj_check_signals(struct inj *j);
+/* Fails with the "already traced by process TRACER" message; returns -EPERM. */
+int inj_fail_traced(struct inj *j, long tracer);
 int inj_find_fns(struct inj *j);
 bool inj_lib_loaded(struct inj *j);
 int inj_open_lib(struct inj *j);
 pid_t inj_pick_thread(struct inj *j);
-void inj_proc_comm(pid_t pid, char *buf, size_t len);
-uint64_t inj_status_hex(const char *text, const char *key);
-long inj_status_long(const char *text, const char *key, long dflt);
 bool inj_syscall_eintr_on_stop(long nr);
-char inj_thread_state(pid_t pid, pid_t tid);
 
 /* inject_ptrace.c */
 int inj_attach(struct inj *j);

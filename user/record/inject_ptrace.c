@@ -32,6 +32,7 @@
 
 #include "record/inject.h"
 #include "record/inject_priv.h"
+#include "support/procfs.h"
 #include "support/util.h"
 
 #if defined(__x86_64__)
@@ -209,17 +210,18 @@ static int inj_wait_interrupt(struct inj *j, uint64_t deadline, bool faults_stop
 
 static void inj_not_stopping(struct inj *j, const char *what)
 {
-	char path[64], wchan[64] = "?", state = inj_thread_state(j->pid, j->tid);
+	char wchan[64] = "?";
+	struct procfs_stat ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", j->pid, j->tid);
-	if (gt_read_file(path, wchan, sizeof(wchan)) <= 0 || !wchan[0])
+	procfs_stat_read(j->pid, j->tid, &ps);
+	if (procfs_read(j->pid, j->tid, "wchan", wchan, sizeof(wchan)) <= 0 || !wchan[0])
 		snprintf(wchan, sizeof(wchan), "?");
 	inj_fail(j, -ETIMEDOUT,
 		 "thread %d of process %d (%s) did not stop within %llu s %s (state %c, kernel "
 		 "wait %s: an uninterruptible wait such as a driver call or vfork); it was left "
 		 "running untouched, retry later",
-		 j->tid, j->pid, j->comm, STOP_TIMEOUT_NS / NSEC_PER_SEC, what, state ? state : '?',
-		 wchan);
+		 j->tid, j->pid, j->comm, STOP_TIMEOUT_NS / NSEC_PER_SEC, what,
+		 ps.state ? ps.state : '?', wchan);
 }
 
 /* ---- registers ---- */
@@ -334,13 +336,12 @@ static bool blocked_in_syscall(const struct user_regs_struct *r)
 
 static bool signal_pending_for(struct inj *j)
 {
-	char path[64], buf[8192];
+	char buf[8192];
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", j->pid, j->tid);
-	if (gt_read_file(path, buf, sizeof(buf)) <= 0)
+	if (procfs_status_read(j->pid, j->tid, buf, sizeof(buf)) <= 0)
 		return true;
-	return (inj_status_hex(buf, "SigPnd") | inj_status_hex(buf, "ShdPnd")) &
-	       ~inj_status_hex(buf, "SigBlk");
+	return (procfs_status_hex(buf, "SigPnd") | procfs_status_hex(buf, "ShdPnd")) &
+	       ~procfs_status_hex(buf, "SigBlk");
 }
 
 /* Calls that report EINTR only before doing anything, so re-issuing one is safe. */
@@ -414,33 +415,20 @@ static bool inj_safe_point(struct inj *j, const char **why)
 	uint64_t sp = j->regs.rsp - RED_ZONE - SCRATCH_LEN - 64;
 	bool blocked = j->restarted || blocked_in_syscall(&j->regs);
 	bool risky = false, stack_ok = false;
-	char path[64], *line = NULL;
-	size_t lcap = 0;
-	FILE *f;
+	struct procfs_maps it;
+	struct procfs_map m;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", j->tid);
-	f = fopen(path, "re");
-	if (!f) {
+	if (procfs_maps_open(&it, j->tid, 0)) {
 		*why = "its memory map cannot be read";
 		return false;
 	}
-	while (getline(&line, &lcap, f) > 0) {
-		unsigned long long start, end;
-		char perms[8];
-		int n = -1;
-		char *p;
-
-		if (sscanf(line, "%llx-%llx %7s %*x %*x:%*x %*u %n", &start, &end, perms, &n) != 3)
-			continue;
-		p = n >= 0 ? line + n : (char *)"";
-		p[strcspn(p, "\n")] = '\0';
-		if (!blocked && perms[2] == 'x' && j->regs.rip >= start && j->regs.rip < end)
-			risky = is_runtime_lib(p);
-		if (sp >= start && sp < end)
-			stack_ok = !strncmp(p, "[stack", 6) || sp - start >= STACK_NEED;
+	while (procfs_maps_next(&it, &m)) {
+		if (!blocked && m.exec && j->regs.rip >= m.start && j->regs.rip < m.end)
+			risky = is_runtime_lib(m.path);
+		if (sp >= m.start && sp < m.end)
+			stack_ok = !strncmp(m.path, "[stack", 6) || sp - m.start >= STACK_NEED;
 	}
-	free(line);
-	fclose(f);
+	procfs_maps_close(&it);
 	if (risky)
 		*why = "it was running libc or ld.so code (it may hold their locks)";
 	else if (!stack_ok)
@@ -452,7 +440,7 @@ static bool inj_safe_point(struct inj *j, const char **why)
 
 static int inj_seize_error(struct inj *j, int e)
 {
-	char path[64], buf[8192], scope[16] = "0", tcomm[32];
+	char buf[8192], scope[16] = "0";
 	long tracer;
 
 	if (e == ESRCH)
@@ -460,16 +448,11 @@ static int inj_seize_error(struct inj *j, int e)
 	if (e != EPERM)
 		return inj_fail(j, -e, "PTRACE_SEIZE of process %d (%s) failed: %s", j->pid,
 				j->comm, strerror(e));
-	snprintf(path, sizeof(path), "/proc/%d/status", j->tid);
-	tracer =
-	    gt_read_file(path, buf, sizeof(buf)) > 0 ? inj_status_long(buf, "TracerPid", 0) : 0;
-	if (tracer) {
-		inj_proc_comm((pid_t)tracer, tcomm, sizeof(tcomm));
-		return inj_fail(j, -EPERM,
-				"process %d (%s) is already traced by process %ld (%s): a process "
-				"has one tracer at a time, detach it (quit gdb/strace) and retry",
-				j->pid, j->comm, tracer, tcomm);
-	}
+	tracer = procfs_status_read(j->tid, 0, buf, sizeof(buf)) > 0
+		     ? procfs_status_long(buf, "TracerPid", 0)
+		     : 0;
+	if (tracer)
+		return inj_fail_traced(j, tracer);
 	if (gt_read_file("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope)) > 0 &&
 	    scope[0] == '3')
 		return inj_fail(j, -EPERM,
@@ -507,7 +490,7 @@ static int inj_interrupt(struct inj *j, const char *what)
 /* Seizes tid and stops it at a point where it may safely call dlopen. */
 int inj_attach(struct inj *j)
 {
-	uint64_t deadline;
+	uint64_t deadline = 0;
 	const char *why = "";
 	unsigned int tries;
 	int err;
@@ -515,11 +498,12 @@ int inj_attach(struct inj *j)
 	if (ptrace(PTRACE_SEIZE, j->tid, NULL, NULL))
 		return inj_seize_error(j, errno);
 	j->seized = true;
-	err = inj_interrupt(j, "after PTRACE_INTERRUPT");
-	if (err)
-		return err;
-	deadline = gt_now_mono_ns() + SAFE_BUDGET_NS;
 	for (tries = 1;; tries++) {
+		err = inj_interrupt(j, tries == 1 ? "after PTRACE_INTERRUPT" : "on a retry");
+		if (err)
+			return err;
+		if (tries == 1)
+			deadline = gt_now_mono_ns() + SAFE_BUDGET_NS;
 		err = inj_get_regs(j, &j->regs);
 		if (err)
 			return err;
@@ -540,9 +524,6 @@ int inj_attach(struct inj *j)
 			return err;
 		/* Uneven pauses, so a periodic program is not caught at the same spot. */
 		inj_nap(500 * NSEC_PER_USEC + (tries * 389 * NSEC_PER_USEC) % (2 * NSEC_PER_MSEC));
-		err = inj_interrupt(j, "on a retry");
-		if (err)
-			return err;
 	}
 	j->regs_saved = true;
 	err = inj_check_signals(j);

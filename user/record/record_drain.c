@@ -14,6 +14,7 @@
 #include "gaptrace.h"
 #include "gaptrace.skel.h"
 #include "record/record_priv.h"
+#include "support/procfs.h"
 #include "support/util.h"
 
 /* An interval still open at the end: its snapshot is still in the thread's slot. */
@@ -50,21 +51,16 @@ void record__drain_open_intervals(struct recorder *r)
 	}
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct gt_offcpu o = {.hdr = {GT_REC_OFFCPU, sizeof(o), 0, r->end_ns}};
-		char path[64], buf[512];
+		char buf[512];
 
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &si))
 			continue;
 		/* The tid's thread group: from /proc, as the map is keyed by tid only. */
-		snprintf(path, sizeof(path), "/proc/%u/status", key);
 		o.pid = (uint32_t)r->pid;
-		if (gt_read_file(path, buf, sizeof(buf)) > 0) {
-			char *t = strstr(buf, "\nTgid:");
-
-			if (t)
-				o.pid = (uint32_t)strtoul(t + 6, NULL, 10);
-		}
+		if (procfs_status_read((pid_t)key, 0, buf, sizeof(buf)) > 0)
+			o.pid = (uint32_t)procfs_status_long(buf, "Tgid", r->pid);
 		o.tid = key;
 		o.off_ns = si.off_ns;
 		o.wake_ns = si.wake_ns;

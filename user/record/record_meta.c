@@ -16,6 +16,7 @@
 #include "gaptrace.h"
 #include "record/record_priv.h"
 #include "record/unwind.h"
+#include "support/procfs.h"
 #include "support/util.h"
 
 void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, char **argv)
@@ -36,17 +37,15 @@ void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, cha
 	capture_buf__kv(kv, "cmdline", "%s", buf);
 	capture_buf__kv(kv, "mode", "%s", r->child ? "launch" : "attach");
 	capture_buf__kv(kv, "pid", "%d", r->pid);
-	snprintf(path, sizeof(path), "/proc/%d/comm", r->pid);
 	if (r->o->cmd) {
 		/* Still gaptrace's fork before exec: name it as exec will. */
 		const char *base = strrchr(r->o->cmd[0], '/');
 
 		capture_buf__kv(kv, "comm", "%.15s", base ? base + 1 : r->o->cmd[0]);
-	} else if (gt_read_file(path, buf, sizeof(buf)) > 0) {
-		buf[strcspn(buf, "\n")] = '\0';
+	} else if (procfs_comm(r->pid, 0, buf, sizeof(buf))) {
 		capture_buf__kv(kv, "comm", "%s", buf);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/exe", r->pid);
+	procfs_path(path, sizeof(path), r->pid, 0, "exe");
 	n = r->exe ? -1 : readlink(path, exe, sizeof(exe) - 1);
 	if (r->exe) {
 		capture_buf__kv(kv, "exe", "%s", r->exe);
@@ -98,47 +97,55 @@ size_t record__kv_strings(const struct capture_buf *kv, const char **out, size_t
 	return n;
 }
 
+/* A COUNTERS key and the BPF statistic it shows. */
+struct stat_key {
+	const char *key;
+	int stat;
+};
+
+static const struct stat_key ringbuf_keys[] = {
+    {"lost.ringbuf", GT_STAT_RB_LOST},
+    {"lost.ringbuf.offcpu", GT_STAT_RB_LOST_OFFCPU},
+    {"lost.ringbuf.sample", GT_STAT_RB_LOST_SAMPLE},
+    {"lost.ringbuf.call", GT_STAT_RB_LOST_CALL},
+    {"lost.ringbuf.gpu", GT_STAT_RB_LOST_GPU},
+    {"lost.ringbuf.other", GT_STAT_RB_LOST_OTHER},
+};
+
+static const struct stat_key bpf_keys[] = {
+    {"lost.stack", GT_STAT_STACK_LOST},		 {"lost.map_full", GT_STAT_MAP_FULL},
+    {"lost.gpu_truncated", GT_STAT_GPU_TRUNC},	 {"bpf.events", GT_STAT_EVENTS},
+    {"bpf.switches", GT_STAT_SWITCHES},		 {"bpf.switchin_missed", GT_STAT_SWITCHIN_MISSED},
+    {"bpf.stacks_reused", GT_STAT_STACK_REUSED},
+};
+
+static const struct stat_key dwarf_keys[] = {
+    {"dwarf.snapshots", GT_STAT_USTACK_SENT},
+    {"dwarf.bytes", GT_STAT_USTACK_BYTES},
+    {"dwarf.dropped", GT_STAT_USTACK_LOST},
+    {"dwarf.no_slot", GT_STAT_USTACK_FULL},
+};
+
+static void kv_stats(struct capture_buf *kv, const struct recorder *r, const struct stat_key *keys,
+		     size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		capture_buf__kv(kv, keys[i].key, "%llu",
+				(unsigned long long)r->stats[keys[i].stat]);
+}
+
 void record__write_counters(struct recorder *r, uint32_t type)
 {
 	struct capture_buf kv = {};
 
-	capture_buf__kv(&kv, "lost.ringbuf", "%llu", (unsigned long long)r->stats[GT_STAT_RB_LOST]);
-	capture_buf__kv(&kv, "lost.ringbuf.offcpu", "%llu",
-			(unsigned long long)r->stats[GT_STAT_RB_LOST_OFFCPU]);
-	capture_buf__kv(&kv, "lost.ringbuf.sample", "%llu",
-			(unsigned long long)r->stats[GT_STAT_RB_LOST_SAMPLE]);
-	capture_buf__kv(&kv, "lost.ringbuf.call", "%llu",
-			(unsigned long long)r->stats[GT_STAT_RB_LOST_CALL]);
-	capture_buf__kv(&kv, "lost.ringbuf.gpu", "%llu",
-			(unsigned long long)r->stats[GT_STAT_RB_LOST_GPU]);
-	capture_buf__kv(&kv, "lost.ringbuf.other", "%llu",
-			(unsigned long long)r->stats[GT_STAT_RB_LOST_OTHER]);
+	kv_stats(&kv, r, ringbuf_keys, GT_ARRAY_SIZE(ringbuf_keys));
 	capture_buf__kv(&kv, "lost.prog_misses", "%llu", (unsigned long long)r->misses);
-	capture_buf__kv(&kv, "lost.stack", "%llu",
-			(unsigned long long)r->stats[GT_STAT_STACK_LOST]);
-	capture_buf__kv(&kv, "lost.map_full", "%llu",
-			(unsigned long long)r->stats[GT_STAT_MAP_FULL]);
-	capture_buf__kv(&kv, "lost.gpu_truncated", "%llu",
-			(unsigned long long)r->stats[GT_STAT_GPU_TRUNC]);
-	capture_buf__kv(&kv, "bpf.events", "%llu", (unsigned long long)r->stats[GT_STAT_EVENTS]);
-	capture_buf__kv(&kv, "bpf.switches", "%llu",
-			(unsigned long long)r->stats[GT_STAT_SWITCHES]);
-	capture_buf__kv(&kv, "bpf.switchin_missed", "%llu",
-			(unsigned long long)r->stats[GT_STAT_SWITCHIN_MISSED]);
-	capture_buf__kv(&kv, "bpf.stacks_reused", "%llu",
-			(unsigned long long)r->stats[GT_STAT_STACK_REUSED]);
+	kv_stats(&kv, r, bpf_keys, GT_ARRAY_SIZE(bpf_keys));
 	if (r->unw) {
 		struct unwind_stats us;
 
 		unwinder__stats(r->unw, &us);
-		capture_buf__kv(&kv, "dwarf.snapshots", "%llu",
-				(unsigned long long)r->stats[GT_STAT_USTACK_SENT]);
-		capture_buf__kv(&kv, "dwarf.bytes", "%llu",
-				(unsigned long long)r->stats[GT_STAT_USTACK_BYTES]);
-		capture_buf__kv(&kv, "dwarf.dropped", "%llu",
-				(unsigned long long)r->stats[GT_STAT_USTACK_LOST]);
-		capture_buf__kv(&kv, "dwarf.no_slot", "%llu",
-				(unsigned long long)r->stats[GT_STAT_USTACK_FULL]);
+		kv_stats(&kv, r, dwarf_keys, GT_ARRAY_SIZE(dwarf_keys));
 		capture_buf__kv(&kv, "dwarf.unwound", "%llu",
 				(unsigned long long)(us.snapshots - us.failed));
 		capture_buf__kv(&kv, "dwarf.failed", "%llu", (unsigned long long)us.failed);

@@ -192,6 +192,25 @@ static void split_batch(struct record_sink *s, const struct gt_gpu_batch *b, siz
 	}
 }
 
+/*
+ * Notes the stacks of an off-CPU interval or a sample, the DWARF stack
+ * unwound for it (if any) in place of the BPF user stack, whose id sits at
+ * ustack_off.  True if the record was put, patched with that DWARF stack.
+ */
+static bool feed_stacks(struct record_sink *s, const struct gt_hdr *h, uint32_t pid, uint32_t tid,
+			uint64_t ts, bool sample, int32_t ustack_id, int32_t kstack_id,
+			size_t ustack_off)
+{
+	int32_t dw = dwarf_take(s, tid, ts, sample);
+
+	record_sink__note_stack(s, dw >= 0 ? dw : ustack_id, pid);
+	record_sink__note_stack(s, kstack_id, 0);
+	if (dw < 0)
+		return false;
+	put_patched(s, h, h->size, ustack_off, dw);
+	return true;
+}
+
 void record_sink__feed(struct record_sink *s, const void *data, size_t size)
 {
 	const struct gt_hdr *h = data;
@@ -201,26 +220,18 @@ void record_sink__feed(struct record_sink *s, const void *data, size_t size)
 	switch (h->type) {
 	case GT_REC_OFFCPU: {
 		const struct gt_offcpu *o = data;
-		int32_t dw = dwarf_take(s, o->tid, o->off_ns, false);
 
-		record_sink__note_stack(s, dw >= 0 ? dw : o->ustack_id, o->pid);
-		record_sink__note_stack(s, o->kstack_id, 0);
-		if (dw >= 0) {
-			put_patched(s, data, h->size, offsetof(struct gt_offcpu, ustack_id), dw);
+		if (feed_stacks(s, h, o->pid, o->tid, o->off_ns, false, o->ustack_id, o->kstack_id,
+				offsetof(struct gt_offcpu, ustack_id)))
 			return;
-		}
 		break;
 	}
 	case GT_REC_SAMPLE: {
 		const struct gt_sample *smp = data;
-		int32_t dw = dwarf_take(s, smp->tid, h->ts_ns, true);
 
-		record_sink__note_stack(s, dw >= 0 ? dw : smp->ustack_id, smp->pid);
-		record_sink__note_stack(s, smp->kstack_id, 0);
-		if (dw >= 0) {
-			put_patched(s, data, h->size, offsetof(struct gt_sample, ustack_id), dw);
+		if (feed_stacks(s, h, smp->pid, smp->tid, h->ts_ns, true, smp->ustack_id,
+				smp->kstack_id, offsetof(struct gt_sample, ustack_id)))
 			return;
-		}
 		break;
 	}
 	case GT_REC_USTACK:

@@ -5,7 +5,6 @@
  * before exec until everything is attached, and the thread names and
  * mappings it has when recording starts.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -24,6 +23,7 @@
 #include "record/record_priv.h"
 #include "record/unwind.h"
 #include "symbols/live.h"
+#include "support/procfs.h"
 #include "support/util.h"
 
 /*
@@ -32,25 +32,17 @@
  */
 int record__resolve_tgid(struct recorder *r, pid_t pid)
 {
-	char path[64], buf[4096], stat[1024], *t;
+	struct procfs_stat st;
+	char buf[4096];
 	pid_t tgid;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (gt_read_file(path, buf, sizeof(buf)) <= 0)
+	if (procfs_status_read(pid, 0, buf, sizeof(buf)) <= 0)
 		return 0;
-	t = strstr(buf, "\nTgid:");
-	tgid = t ? (pid_t)strtol(t + 6, NULL, 10) : pid;
+	tgid = (pid_t)procfs_status_long(buf, "Tgid", pid);
 	/* PF_KTHREAD (0x00200000) in the 9th field of /proc/PID/stat. */
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (gt_read_file(path, stat, sizeof(stat)) > 0 && (t = strrchr(stat, ')'))) {
-		unsigned long flags = 0;
-
-		if (sscanf(t + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
-		    (flags & 0x00200000)) {
-			gt_err("pid %d is a kernel thread: give the pid of a user-space program",
-			       pid);
-			return -1;
-		}
+	if (!procfs_stat_read(pid, 0, &st) && (st.flags & 0x00200000)) {
+		gt_err("pid %d is a kernel thread: give the pid of a user-space program", pid);
+		return -1;
 	}
 	if (tgid > 0 && tgid != pid) {
 		gt_info("%d is a thread of process %d: tracing the whole process", pid, tgid);
@@ -155,32 +147,24 @@ int record__release_child(struct recorder *r, int status_fd, const char *cmd)
 /* Thread names as they are now; later renames arrive as TASK records. */
 void record__emit_threads(struct recorder *r, pid_t pid)
 {
-	char path[64], comm[64];
-	struct dirent *de;
-	DIR *d;
+	struct procfs_tasks it;
+	char comm[64];
+	pid_t tid;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
+	if (procfs_tasks_open(&it, pid))
 		return;
-	while ((de = readdir(d))) {
+	while ((tid = procfs_tasks_next(&it))) {
 		struct gt_task t = {.hdr = {GT_REC_TASK, sizeof(t), 0, gt_now_mono_ns()}};
-		pid_t tid = (pid_t)atoi(de->d_name);
-		char p2[96];
 
-		if (tid <= 0)
+		if (!procfs_comm(pid, tid, comm, sizeof(comm)))
 			continue;
-		snprintf(p2, sizeof(p2), "/proc/%d/task/%d/comm", pid, tid);
-		if (gt_read_file(p2, comm, sizeof(comm)) <= 0)
-			continue;
-		comm[strcspn(comm, "\n")] = '\0';
 		t.pid = (uint32_t)pid;
 		t.tid = (uint32_t)tid;
 		t.event = GT_TASK_SEEN;
 		memcpy(t.comm, comm, GT_MIN(strlen(comm), sizeof(t.comm) - 1));
 		record_sink__put(&r->sink, &t, sizeof(t));
 	}
-	closedir(d);
+	procfs_tasks_close(&it);
 }
 
 struct mappings_ctx {
@@ -233,7 +217,7 @@ void record__audit_exe(struct recorder *r)
 		fp_audit__object(r->fpa, (uint32_t)r->pid, r->exe, true);
 		return;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/exe", r->pid);
+	procfs_path(path, sizeof(path), r->pid, 0, "exe");
 	n = readlink(path, exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';

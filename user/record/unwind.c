@@ -20,6 +20,7 @@
 
 #include "gaptrace.h"
 #include "record/unwind.h"
+#include "support/procfs.h"
 #include "support/util.h"
 
 #define MAX_PROCS      64		     /* processes with a live Dwfl (LRU beyond) */
@@ -78,8 +79,8 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 	int fd;
 
 	if (name[0] == '/' && cur_pid &&
-	    snprintf(path, sizeof(path), "/proc/%u/root%s", cur_pid, name) < (int)sizeof(path) &&
-	    !stat(path, &st) && S_ISREG(st.st_mode)) {
+	    procfs_root_path(path, sizeof(path), (pid_t)cur_pid, name) && !stat(path, &st) &&
+	    S_ISREG(st.st_mode)) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			*file_name = strdup(path);
@@ -310,7 +311,7 @@ int unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, const uint6
 	 * scratch, while the process is there: at once the first time, then at
 	 * most every REREPORT_NS (a bad stack can end anywhere).
 	 */
-	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
+	procfs_path(maps, sizeof(maps), (pid_t)pid, 0, "maps");
 	if ((ret == 0 || !dwfl_addrmodule(p->dwfl, ret == 1 ? ips[0] : ips[ret - 1] - 1)) &&
 	    (!p->renewed || gt_now_mono_ns() - p->reported_ns >= REREPORT_NS) &&
 	    !access(maps, R_OK)) {
@@ -541,7 +542,7 @@ void fp_audit__object(struct fp_audit *a, uint32_t pid, const char *path, bool m
 	o->path = gt_xstrdup(path);
 	o->main = main;
 	/* Checked now, while the process (and its mount namespace) is there. */
-	snprintf(buf, sizeof(buf), "/proc/%u/root%s", pid, path);
+	procfs_root_path(buf, sizeof(buf), (pid_t)pid, path);
 	o->fp = unwind_elf_frame_pointers(buf, &o->checked, &o->with_fp);
 	if (o->fp == -ENOENT)
 		o->fp = unwind_elf_frame_pointers(path, &o->checked, &o->with_fp);

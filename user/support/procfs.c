@@ -128,6 +128,23 @@ bool procfs_path(char *buf, size_t len, pid_t pid, pid_t tid, const char *name)
 	return n >= 0 && (size_t)n < len;
 }
 
+bool procfs_root_path(char *buf, size_t len, pid_t pid, const char *path)
+{
+	int n = pid ? snprintf(buf, len, "/proc/%d/root%s", pid, path)
+		    : snprintf(buf, len, "/proc/self/root%s", path);
+
+	return n >= 0 && (size_t)n < len;
+}
+
+bool procfs_map_files_path(char *buf, size_t len, pid_t pid, uint64_t start, uint64_t end)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "map_files/%llx-%llx", (unsigned long long)start,
+		 (unsigned long long)end);
+	return procfs_path(buf, len, pid, 0, name);
+}
+
 long procfs_read(pid_t pid, pid_t tid, const char *name, char *buf, size_t len)
 {
 	char path[128];

@@ -71,6 +71,12 @@ int procfs_mapped_path(pid_t pid, uint64_t start, uint64_t end, const char *path
 /* Formats /proc/PID[/task/TID]/NAME into buf; returns false if it does not fit. */
 bool procfs_path(char *buf, size_t len, pid_t pid, pid_t tid, const char *name);
 
+/* Formats /proc/PID/root/PATH (PATH absolute, as the process sees it); false if it does not fit. */
+bool procfs_root_path(char *buf, size_t len, pid_t pid, const char *path);
+
+/* Formats /proc/PID/map_files/START-END, the mapped object itself; false if it does not fit. */
+bool procfs_map_files_path(char *buf, size_t len, pid_t pid, uint64_t start, uint64_t end);
+
 /* Reads /proc/PID[/task/TID]/NAME into buf (NUL-terminated): bytes read or -errno. */
 long procfs_read(pid_t pid, pid_t tid, const char *name, char *buf, size_t len);
 
