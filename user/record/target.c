@@ -32,7 +32,7 @@
  */
 int record__resolve_tgid(struct recorder *r, pid_t pid)
 {
-	struct procfs_stat st;
+	struct procfs_stat st = {0};
 	char buf[4096];
 	pid_t tgid;
 
@@ -42,6 +42,13 @@ int record__resolve_tgid(struct recorder *r, pid_t pid)
 	/* PF_KTHREAD (0x00200000) in the 9th field of /proc/PID/stat. */
 	if (!procfs_stat_read(pid, 0, &st) && (st.flags & 0x00200000)) {
 		gt_err("pid %d is a kernel thread: give the pid of a user-space program", pid);
+		return -1;
+	}
+	/* A zombie leader whose other threads still run is a live process. */
+	if (st.state == 'Z' && procfs_status_long(buf, "Threads", 1) <= 1) {
+		gt_err("pid %d is a zombie (it exited; its parent %d has not reaped it): "
+		       "nothing runs there to trace",
+		       pid, st.ppid);
 		return -1;
 	}
 	if (tgid > 0 && tgid != pid) {
