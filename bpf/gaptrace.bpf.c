@@ -14,6 +14,7 @@
 #include "gaptrace.h"
 #include "core_fixes.bpf.h"
 #include "gaptrace_syscalls.bpf.h"
+#include "gaptrace_waits.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -425,26 +426,16 @@ static __always_inline void emit_missed(struct task_struct *prev, struct gt_offc
  */
 static __always_inline bool kstack_tells(bool preempted, __s32 nr)
 {
-	if (preempted)
+	if (preempted || gt_nr_is_handoff(nr))
 		return false;
 	switch (nr) {
-	case GT_NR_poll:
-	case GT_NR_select:
 	case GT_NR_sched_yield:
 	case GT_NR_pause:
 	case GT_NR_nanosleep:
-	case GT_NR_wait4:
 	case GT_NR_rt_sigtimedwait:
 	case GT_NR_rt_sigsuspend:
 	case GT_NR_futex:
 	case GT_NR_clock_nanosleep:
-	case GT_NR_epoll_wait:
-	case GT_NR_waitid:
-	case GT_NR_pselect6:
-	case GT_NR_ppoll:
-	case GT_NR_epoll_pwait:
-	case GT_NR_epoll_pwait2:
-	case GT_NR_futex_waitv:
 		return false;
 	default:
 		return true;

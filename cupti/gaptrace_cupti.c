@@ -140,20 +140,22 @@ static unsigned int g_buf_total;
 
 /* ---- small helpers ---- */
 
-static uint64_t mono_now(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_now(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static uint64_t real_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	return clock_ns(CLOCK_REALTIME);
 }
 
 static void sleep_ns(uint64_t ns)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * test_util.c: the text sanitiser, the JSON string writer over every byte,
- * strict number parsing and the safe output helpers (.old, links, 0600).
+ * strict number parsing, the shared option helpers and the safe output
+ * helpers (.old, links, 0600).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -146,6 +147,32 @@ static void test_parse_uint(void **state)
 	assert_int_equal(gt_parse_uint("99999999999999999999", 0, UINT64_MAX, &v), -1);
 }
 
+static FILE *usage_to;
+
+static void fake_usage(FILE *f)
+{
+	usage_to = f;
+}
+
+static void test_opt_helpers(void **state)
+{
+	static const char *const fmts[] = {"text", "json", "csv", NULL};
+	int v0 = gt_verbose;
+
+	(void)state;
+	assert_int_equal(gt_opt_choice("--format", "text", fmts), 0);
+	assert_int_equal(gt_opt_choice("--format", "csv", fmts), 2);
+	assert_int_equal(gt_opt_choice("--format", "xml", fmts), -1);
+	assert_int_equal(gt_opt_choice("--format", "", fmts), -1);
+	assert_int_equal(gt_opt_common('v', "test", fake_usage), GT_OPT_NEXT);
+	assert_int_equal(gt_verbose, v0 + 1);
+	gt_verbose = v0;
+	assert_null(usage_to);
+	assert_int_equal(gt_opt_common('h', "test", fake_usage), GT_EXIT_OK);
+	assert_ptr_equal(usage_to, stdout);
+	assert_int_equal(gt_opt_common('?', "test", fake_usage), GT_EXIT_USAGE);
+}
+
 static void test_out_keep_old_and_links(void **state)
 {
 	char dir[] = "/tmp/gt_test_out_XXXXXX", path[128], old[128], victim[128], link[128],
@@ -227,6 +254,7 @@ int main(void)
 	    cmocka_unit_test(test_xml_controls),
 	    cmocka_unit_test(test_json_every_byte),
 	    cmocka_unit_test(test_parse_uint),
+	    cmocka_unit_test(test_opt_helpers),
 	    cmocka_unit_test(test_out_keep_old_and_links),
 	};
 

@@ -9,6 +9,7 @@
 
 #include "gaptrace.h"
 #include "gaptrace_syscalls.bpf.h"
+#include "gaptrace_waits.bpf.h"
 #include "analysis/classify.h"
 #include "analysis/model.h"
 
@@ -61,6 +62,8 @@ enum sys_class {
 
 static enum sys_class syscall_class(int32_t nr)
 {
+	if (gt_nr_is_handoff(nr))
+		return SC_HANDOFF;
 	switch (nr) {
 	case GT_NR_nanosleep:
 	case GT_NR_clock_nanosleep:
@@ -126,17 +129,6 @@ static enum sys_class syscall_class(int32_t nr)
 	case GT_NR_io_uring_enter:
 	case GT_NR_openat2:
 		return SC_IO;
-	case GT_NR_poll:
-	case GT_NR_select:
-	case GT_NR_wait4:
-	case GT_NR_epoll_wait:
-	case GT_NR_waitid:
-	case GT_NR_pselect6:
-	case GT_NR_ppoll:
-	case GT_NR_epoll_pwait:
-	case GT_NR_epoll_pwait2:
-	case GT_NR_futex_waitv:
-		return SC_HANDOFF;
 	case GT_NR_futex:
 		return SC_FUTEX;
 	case GT_NR_ioctl:

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * cmdopts.c: the analysing commands' shared options (--min-gap, --unit,
- * --depth) and their shared tail (analyse, open the output, write, close).
+ * cmdopts.c: the analysing commands' shared options (--output, --min-gap,
+ * --unit, --depth, --top, the capture arguments) and their shared tail
+ * (analyse, open the output, write, close).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,6 +70,54 @@ int cmdopts__depth(const char *arg, struct an_opts *an)
 	}
 	an->max_depth = (unsigned)v;
 	return 0;
+}
+
+int cmdopts__top(const char *arg, const char *what, unsigned *top)
+{
+	uint64_t v;
+
+	if (gt_parse_uint(arg, 0, UINT32_MAX, &v)) {
+		gt_err("bad --top '%s': give a number of %s (0 to %u)", arg, what, UINT32_MAX);
+		return -1;
+	}
+	*top = (unsigned)v;
+	return 0;
+}
+
+const char *cmdopts__one_capture(int argc, char **argv, const char *cmd)
+{
+	if (optind != argc - 1) {
+		if (optind >= argc)
+			gt_err("no capture given: gaptrace %s FILE (see --help)", cmd);
+		else
+			gt_err("give one capture file (see --help)");
+		return NULL;
+	}
+	return argv[optind];
+}
+
+int cmdopts__option(int c, const char *cmd, void (*usage)(FILE *f), struct cmd_job *job,
+		    struct an_opts *an)
+{
+	switch (c) {
+	case 'f':
+		if (!job->formats)
+			break;
+		if (gt_opt_choice("--format", optarg, job->formats) < 0)
+			return GT_EXIT_USAGE;
+		*job->format = optarg;
+		return GT_OPT_NEXT;
+	case 'o':
+		job->outpath = optarg;
+		return GT_OPT_NEXT;
+	case 'm':
+		return cmdopts__min_gap(optarg, an) ? GT_EXIT_USAGE : GT_OPT_NEXT;
+	case 'u':
+		return cmdopts__unit("--unit", optarg, an) ? GT_EXIT_USAGE : GT_OPT_NEXT;
+	case 'D':
+		return cmdopts__depth(optarg, an) ? GT_EXIT_USAGE : GT_OPT_NEXT;
+	}
+	return gt_opt_common(c, cmd, usage);
 }
 
 int cmdopts__open_analyse(const char *path, const struct an_opts *an, struct capture **cap,

@@ -519,23 +519,20 @@ int cmd_diff(int argc, char **argv)
 	static const struct option longopts[] = {
 	    {"format", required_argument, NULL, 'f'},
 	    {"flame", required_argument, NULL, 'F'},
-	    {"output", required_argument, NULL, 'o'},
 	    {"top", required_argument, NULL, 'n'},
 	    {"alpha", required_argument, NULL, 'a'},
 	    {"min-effect", required_argument, NULL, 'e'},
-	    {"min-gap", required_argument, NULL, 'm'},
-	    {"unit", required_argument, NULL, 'u'},
-	    {"depth", required_argument, NULL, 'D'}, /* long only, as in report */
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
+	    CMDOPTS_LONGOPTS, /* --depth long only, as in report */
 	    {},
 	};
+	static const char *const formats[] = {"text", "json", NULL};
+	static const char *const flames[] = {"svg", NULL};
 	struct diff_opts o = {.format = "text", .top = 10};
 	/* No .what: a failed --flame write gets no message of its own. */
-	struct cmd_job job = {.an = &o.an, .write = diff_write, .ctx = &o};
-	int c;
+	struct cmd_job job = {
+	    .an = &o.an, .formats = formats, .format = &o.format, .write = diff_write, .ctx = &o};
+	int c, ret;
 	char *end;
-	uint64_t top;
 
 	an_opts__defaults(&o.an);
 	o.an.pieces = true;
@@ -543,30 +540,14 @@ int cmd_diff(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:o:n:a:e:m:u:vh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'f':
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				gt_err("bad --format '%s': use text or json", optarg);
-				return GT_EXIT_USAGE;
-			}
-			o.format = optarg;
-			break;
 		case 'F':
-			if (strcmp(optarg, "svg")) {
-				gt_err("bad --flame '%s': use svg", optarg);
+			if (gt_opt_choice("--flame", optarg, flames) < 0)
 				return GT_EXIT_USAGE;
-			}
 			o.flame = optarg;
 			break;
-		case 'o':
-			job.outpath = optarg;
-			break;
 		case 'n':
-			if (gt_parse_uint(optarg, 0, UINT32_MAX, &top)) {
-				gt_err("bad --top '%s': give a number of rows (0 to %u)", optarg,
-				       UINT32_MAX);
+			if (cmdopts__top(optarg, "rows", &o.top))
 				return GT_EXIT_USAGE;
-			}
-			o.top = (unsigned)top;
 			break;
 		case 'a':
 			o.rule.alpha = strtod(optarg, &end);
@@ -582,27 +563,10 @@ int cmd_diff(int argc, char **argv)
 				return GT_EXIT_USAGE;
 			}
 			break;
-		case 'm':
-			if (cmdopts__min_gap(optarg, &o.an))
-				return GT_EXIT_USAGE;
-			break;
-		case 'u':
-			if (cmdopts__unit("--unit", optarg, &o.an))
-				return GT_EXIT_USAGE;
-			break;
-		case 'D':
-			if (cmdopts__depth(optarg, &o.an))
-				return GT_EXIT_USAGE;
-			break;
-		case 'v':
-			gt_verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
 		default:
-			gt_err("bad option; see 'gaptrace diff --help'");
-			return GT_EXIT_USAGE;
+			ret = cmdopts__option(c, "diff", usage, &job, &o.an);
+			if (ret != GT_OPT_NEXT)
+				return ret;
 		}
 	}
 	if (argc - optind != 2) {

@@ -66,12 +66,7 @@ int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"format", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"min-gap", required_argument, NULL, 'm'},
-	    {"unit", required_argument, NULL, 'u'},
-	    {"depth", required_argument, NULL, 'D'}, /* long only, as in report */
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
+	    CMDOPTS_LONGOPTS, /* --depth long only, as in report */
 	    {},
 	};
 	struct an_opts an;
@@ -91,40 +86,17 @@ int cmd_export(int argc, char **argv)
 				return GT_EXIT_USAGE;
 			}
 			break;
-		case 'o':
-			job.outpath = optarg;
-			break;
-		case 'm':
-			if (cmdopts__min_gap(optarg, &an))
-				return GT_EXIT_USAGE;
-			break;
-		case 'u':
-			if (cmdopts__unit("--unit", optarg, &an))
-				return GT_EXIT_USAGE;
-			break;
-		case 'D':
-			if (cmdopts__depth(optarg, &an))
-				return GT_EXIT_USAGE;
-			break;
-		case 'v':
-			gt_verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
 		default:
-			gt_err("bad option; see 'gaptrace export --help'");
-			return GT_EXIT_USAGE;
+			ret = cmdopts__option(c, "export", usage, &job, &an);
+			if (ret != GT_OPT_NEXT)
+				return ret;
 		}
 	}
-	if (optind != argc - 1) {
-		gt_err(optind >= argc ? "no capture given: gaptrace export FILE (see --help)"
-				      : "give one capture file (see --help)");
+	job.paths[0] = cmdopts__one_capture(argc, argv, "export");
+	if (!job.paths[0])
 		return GT_EXIT_USAGE;
-	}
-	job.paths[0] = argv[optind];
 	if (!job.outpath)
-		job.outpath = defout = default_out(argv[optind]);
+		job.outpath = defout = default_out(job.paths[0]);
 	ret = cmdopts__run(&job);
 	if (ret == GT_EXIT_OK && strcmp(job.outpath, "-"))
 		gt_info("wrote %s: open it in the Perfetto UI (Open trace file) or speedscope",

@@ -146,7 +146,7 @@ static bool unit_id_like(const char *s)
 
 int cmd_flame(int argc, char **argv)
 {
-	enum { OPT_UNIT_ID = 256, OPT_DEVICE, OPT_GAP, OPT_TITLE, OPT_WIDTH, OPT_DEPTH, OPT_UNITS };
+	enum { OPT_UNIT_ID = 256, OPT_DEVICE, OPT_GAP, OPT_TITLE, OPT_WIDTH, OPT_UNITS };
 	static const struct option longopts[] = {
 	    {"format", required_argument, NULL, 'f'},
 	    {"category", required_argument, NULL, 'c'},
@@ -154,21 +154,19 @@ int cmd_flame(int argc, char **argv)
 	    {"unit-id", required_argument, NULL, OPT_UNIT_ID},
 	    {"device", required_argument, NULL, OPT_DEVICE},
 	    {"gap", required_argument, NULL, OPT_GAP},
-	    {"output", required_argument, NULL, 'o'},
 	    {"title", required_argument, NULL, OPT_TITLE},
 	    {"width", required_argument, NULL, OPT_WIDTH},
-	    {"min-gap", required_argument, NULL, 'm'},
-	    {"unit", required_argument, NULL, 'u'},
+	    CMDOPTS_LONGOPTS,
 	    {"units", required_argument, NULL, OPT_UNITS},
-	    {"depth", required_argument, NULL, OPT_DEPTH},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
 	    {},
 	};
+	static const char *const formats[] = {"folded", "svg", NULL};
 	struct flame_job fj = {.format = "folded"};
 	struct an_opts an;
 	struct cmd_job job = {.an = &an,
 			      .what = "the flame graph",
+			      .formats = formats,
+			      .format = &fj.format,
 			      .prepare = flame_prepare,
 			      .write = flame_write,
 			      .ctx = &fj};
@@ -182,13 +180,6 @@ int cmd_flame(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:c:k:o:m:u:vh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'f':
-			if (strcmp(optarg, "folded") && strcmp(optarg, "svg")) {
-				gt_err("bad --format '%s': use folded or svg", optarg);
-				return GT_EXIT_USAGE;
-			}
-			fj.format = optarg;
-			break;
 		case 'c':
 			filt->cat = gt_cat_parse(optarg);
 			if (filt->cat < 0) {
@@ -231,9 +222,6 @@ int cmd_flame(int argc, char **argv)
 				return GT_EXIT_USAGE;
 			}
 			break;
-		case 'o':
-			job.outpath = optarg;
-			break;
 		case OPT_TITLE:
 			fj.so.title = optarg;
 			break;
@@ -243,10 +231,6 @@ int cmd_flame(int argc, char **argv)
 				return GT_EXIT_USAGE;
 			}
 			fj.so.width = (unsigned)v;
-			break;
-		case 'm':
-			if (cmdopts__min_gap(optarg, &an))
-				return GT_EXIT_USAGE;
 			break;
 		case 'u':
 			if (unit_id_like(optarg)) {
@@ -264,27 +248,15 @@ int cmd_flame(int argc, char **argv)
 			if (cmdopts__unit("--units", optarg, &an))
 				return GT_EXIT_USAGE;
 			break;
-		case OPT_DEPTH:
-			if (cmdopts__depth(optarg, &an))
-				return GT_EXIT_USAGE;
-			break;
-		case 'v':
-			gt_verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
 		default:
-			gt_err("bad option; see 'gaptrace flame --help'");
-			return GT_EXIT_USAGE;
+			ret = cmdopts__option(c, "flame", usage, &job, &an);
+			if (ret != GT_OPT_NEXT)
+				return ret;
 		}
 	}
-	if (optind != argc - 1) {
-		gt_err(optind >= argc ? "no capture given: gaptrace flame FILE (see --help)"
-				      : "give one capture file (see --help)");
+	job.paths[0] = cmdopts__one_capture(argc, argv, "flame");
+	if (!job.paths[0])
 		return GT_EXIT_USAGE;
-	}
-	job.paths[0] = argv[optind];
 	ret = cmdopts__run(&job);
 	flame__free(fj.fl);
 	return ret;

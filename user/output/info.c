@@ -129,6 +129,7 @@ int cmd_info(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {},
 	};
+	static const char *const formats[] = {"text", "json", NULL};
 	struct info_stats s = {};
 	struct capture *c = NULL;
 	struct an_result *r = NULL;
@@ -137,25 +138,22 @@ int cmd_info(int argc, char **argv)
 	bool json = false;
 	char err[512], d1[32], d2[32], d3[32];
 	unsigned maj, min;
-	int opt, ret = GT_EXIT_FAIL;
+	int opt, k, ret = GT_EXIT_FAIL;
 	uint64_t lost;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				gt_err("bad --format '%s': use text or json", optarg);
+			k = gt_opt_choice("--format", optarg, formats);
+			if (k < 0)
 				return GT_EXIT_USAGE;
-			}
-			json = !strcmp(optarg, "json");
+			json = k == 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
 		default:
-			gt_err("bad option; see 'gaptrace info --help'");
-			return GT_EXIT_USAGE;
+			k = gt_opt_common(opt, "info", usage);
+			if (k != GT_OPT_NEXT)
+				return k;
 		}
 	}
 	if (optind != argc - 1) {

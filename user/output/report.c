@@ -617,72 +617,33 @@ int cmd_report(int argc, char **argv)
 	static const struct option longopts[] = {
 	    {"format", required_argument, NULL, 'f'},
 	    {"top", required_argument, NULL, 'n'},
-	    {"min-gap", required_argument, NULL, 'm'},
-	    {"unit", required_argument, NULL, 'u'},
-	    {"depth", required_argument, NULL, 'D'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
+	    CMDOPTS_LONGOPTS,
 	    {},
 	};
+	static const char *const formats[] = {"text", "json", "csv", "html", NULL};
 	struct report_opts o = {.format = "text", .top = 10};
-	struct cmd_job job = {.an = &o.an, .write = report_write, .ctx = &o};
+	struct cmd_job job = {
+	    .an = &o.an, .formats = formats, .format = &o.format, .write = report_write, .ctx = &o};
 	int c, ret;
-	uint64_t top;
 
 	an_opts__defaults(&o.an);
 	o.an.pieces = true; /* top stacks */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:n:m:u:o:vh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'f':
-			if (strcmp(optarg, "text") && strcmp(optarg, "json") &&
-			    strcmp(optarg, "csv") && strcmp(optarg, "html")) {
-				gt_err("bad --format '%s': use text, json, csv or html", optarg);
-				return GT_EXIT_USAGE;
-			}
-			o.format = optarg;
-			break;
 		case 'n':
-			if (gt_parse_uint(optarg, 0, UINT32_MAX, &top)) {
-				gt_err("bad --top '%s': give a number of gaps (0 to %u)", optarg,
-				       UINT32_MAX);
-				return GT_EXIT_USAGE;
-			}
-			o.top = (unsigned)top;
-			break;
-		case 'm':
-			if (cmdopts__min_gap(optarg, &o.an))
+			if (cmdopts__top(optarg, "gaps", &o.top))
 				return GT_EXIT_USAGE;
 			break;
-		case 'u':
-			if (cmdopts__unit("--unit", optarg, &o.an))
-				return GT_EXIT_USAGE;
-			break;
-		case 'D':
-			if (cmdopts__depth(optarg, &o.an))
-				return GT_EXIT_USAGE;
-			break;
-		case 'o':
-			job.outpath = optarg;
-			break;
-		case 'v':
-			gt_verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
 		default:
-			gt_err("bad option; see 'gaptrace report --help'");
-			return GT_EXIT_USAGE;
+			ret = cmdopts__option(c, "report", usage, &job, &o.an);
+			if (ret != GT_OPT_NEXT)
+				return ret;
 		}
 	}
-	if (optind != argc - 1) {
-		gt_err(optind >= argc ? "no capture given: gaptrace report FILE (see --help)"
-				      : "give one capture file (see --help)");
+	o.path = cmdopts__one_capture(argc, argv, "report");
+	if (!o.path)
 		return GT_EXIT_USAGE;
-	}
-	o.path = argv[optind];
 	/* The page embeds the flame graph, which is built from the pieces. */
 	if (!strcmp(o.format, "html"))
 		o.an.pieces = true;

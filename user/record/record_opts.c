@@ -138,8 +138,10 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	    {"help", no_argument, NULL, 'h'},
 	    {},
 	};
+	static const char *const samplers[] = {"cpu", "thread", NULL};
+	static const char *const stacks[] = {"fp", "dwarf", "none", NULL};
 	char err[256];
-	int c;
+	int c, k;
 
 	o->output = "gaptrace.gtcap";
 	/* 4 kHz of each thread's own CPU time: fine enough to split millisecond
@@ -196,11 +198,10 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case OPT_SAMPLER:
-			if (strcmp(optarg, "cpu") && strcmp(optarg, "thread")) {
-				gt_err("bad --sampler '%s': use cpu or thread", optarg);
+			k = gt_opt_choice("--sampler", optarg, samplers);
+			if (k < 0)
 				return -1;
-			}
-			o->cpu_samplers = !strcmp(optarg, "cpu");
+			o->cpu_samplers = k == 0;
 			break;
 		case OPT_PROBE:
 			if (probe_table__parse(&o->probes, optarg, err, sizeof(err))) {
@@ -225,13 +226,11 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 			o->dwarf = false;
 			break;
 		case OPT_STACKS:
-			if (strcmp(optarg, "fp") && strcmp(optarg, "dwarf") &&
-			    strcmp(optarg, "none")) {
-				gt_err("bad --stacks '%s': use fp, dwarf or none", optarg);
+			k = gt_opt_choice("--stacks", optarg, stacks);
+			if (k < 0)
 				return -1;
-			}
-			o->stacks = strcmp(optarg, "none") != 0;
-			o->dwarf = !strcmp(optarg, "dwarf");
+			o->stacks = k != 2;
+			o->dwarf = k == 1;
 			break;
 		case OPT_STACK_BYTES: {
 			uint64_t v;
@@ -293,15 +292,12 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_NO_PROGRESS:
 			o->progress = 0;
 			break;
-		case 'v':
-			gt_verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			gt_err("bad option; see 'gaptrace record --help'");
-			return -1;
+			k = gt_opt_common(c, "record", usage);
+			if (k == GT_EXIT_OK)
+				exit(0);
+			if (k != GT_OPT_NEXT)
+				return -1;
 		}
 	}
 	if (optind < argc)

@@ -335,6 +335,40 @@ int gt_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+int gt_opt_choice(const char *flag, const char *arg, const char *const names[])
+{
+	char hint[256];
+	size_t n = 0, len = 0;
+
+	for (; names[n]; n++)
+		if (!strcmp(arg, names[n]))
+			return (int)n;
+	hint[0] = '\0';
+	for (size_t i = 0; i < n && len < sizeof(hint); i++) {
+		const char *sep = i == n - 1 ? " or " : ", ";
+
+		len += (size_t)snprintf(hint + len, sizeof(hint) - len, "%s%s", i ? sep : "",
+					names[i]);
+	}
+	gt_err("bad %s '%s': use %s", flag, arg, hint);
+	return -1;
+}
+
+int gt_opt_common(int c, const char *cmd, void (*usage)(FILE *f))
+{
+	switch (c) {
+	case 'v':
+		gt_verbose++;
+		return GT_OPT_NEXT;
+	case 'h':
+		usage(stdout);
+		return GT_EXIT_OK;
+	default:
+		gt_err("bad option; see 'gaptrace %s --help'", cmd);
+		return GT_EXIT_USAGE;
+	}
+}
+
 const char *gt_fmt_bytes(uint64_t bytes, char *buf, size_t len)
 {
 	if (bytes < 1024)

@@ -87,6 +87,24 @@ const char *gt_clean(const char *s);
 int gt_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 /*
+ * Command-line helpers every command's option loop shares.
+ *
+ * gt_opt_choice returns the index of arg in names (NULL-ended), or -1 after
+ * "bad FLAG 'ARG': use A, B or C".
+ */
+int gt_opt_choice(const char *flag, const char *arg, const char *const names[]);
+
+/* What gt_opt_common returns when the option loop goes on. */
+#define GT_OPT_NEXT (-1)
+/*
+ * The end of every command's option switch, for what getopt_long returned
+ * (c): -v counts (GT_OPT_NEXT), -h prints usage on stdout (GT_EXIT_OK), any
+ * other c is an option cmd does not take ("bad option; see 'gaptrace CMD
+ * --help'", GT_EXIT_USAGE).
+ */
+int gt_opt_common(int c, const char *cmd, void (*usage)(FILE *f));
+
+/*
  * Output files: gaptrace runs as root, so a user-named output path is
  * opened relative to its directory, never through a symbolic link at the
  * last component (unless only root or we can write that directory), always

@@ -119,33 +119,49 @@ static bool elf__sym_is_func(Elf *elf, const GElf_Sym *s)
 }
 
 /*
+ * The walk over .symtab and .dynsym: the next one after *scn (NULL: the
+ * first) with a readable string table, of at most MAX_SECTIONS sections
+ * (counted in *nscn, 0 at the start).  Returns its symbols, its header in
+ * *sh and its number of entries in *n; NULL at the end.
+ */
+static Elf_Data *next_symtab(Elf *elf, uint64_t fsize, Elf_Scn **scn, size_t *nscn, GElf_Shdr *sh,
+			     size_t *n)
+{
+	while ((*scn = elf_nextscn(elf, *scn)) && (*nscn)++ < MAX_SECTIONS) {
+		GElf_Shdr strsh;
+		Elf_Scn *strscn;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(*scn, sh) ||
+		    (sh->sh_type != SHT_SYMTAB && sh->sh_type != SHT_DYNSYM))
+			continue;
+		strscn = elf_getscn(elf, sh->sh_link);
+		if (!strscn || !elf__section_data(elf, strscn, fsize, &strsh, SHT_STRTAB))
+			continue;
+		d = elf__section_data(elf, *scn, fsize, sh, sh->sh_type);
+		if (!d || !d->d_buf)
+			continue;
+		*n = d->d_size /
+		     (gelf_getclass(elf) == ELFCLASS64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym));
+		return d;
+	}
+	return NULL;
+}
+
+/*
  * Calls cb for every defined function of .symtab and .dynsym; len excludes a
  * "@VERSION" suffix.  A non-zero cb return stops the walk and is returned.
  */
 int elf__for_each_func(Elf *elf, uint64_t fsize, func_cb cb, void *ctx)
 {
 	Elf_Scn *scn = NULL;
-	size_t nscn = 0;
+	size_t nscn = 0, n;
+	GElf_Shdr sh;
+	Elf_Data *d;
 
-	while ((scn = elf_nextscn(elf, scn)) && nscn++ < MAX_SECTIONS) {
-		GElf_Shdr sh, strsh;
-		Elf_Scn *strscn;
-		Elf_Data *d;
-		size_t i, n;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		strscn = elf_getscn(elf, sh.sh_link);
-		if (!strscn || !elf__section_data(elf, strscn, fsize, &strsh, SHT_STRTAB))
-			continue;
-		d = elf__section_data(elf, scn, fsize, &sh, sh.sh_type);
-		if (!d || !d->d_buf)
-			continue;
-		n = d->d_size /
-		    (gelf_getclass(elf) == ELFCLASS64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym));
+	while ((d = next_symtab(elf, fsize, &scn, &nscn, &sh, &n))) {
 		/* Entry 0 is the reserved null symbol. */
-		for (i = 1; i < n && i <= INT_MAX; i++) {
+		for (size_t i = 1; i < n && i <= INT_MAX; i++) {
 			const char *name;
 			GElf_Sym s;
 			size_t len;
@@ -330,14 +346,13 @@ static void sym_pick__consider(struct sym_pick *p, const GElf_Sym *s, const char
 /* Looks name up in .dynsym (with its .gnu.version) and .symtab. */
 void elf__find_sym(Elf *elf, uint64_t fsize, struct sym_pick *p)
 {
-	Elf_Data *versym = NULL;
-	size_t versym_link = 0, nscn = 0;
+	Elf_Data *versym = NULL, *d;
+	size_t versym_link = 0, nscn = 0, n;
 	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
 
 	while ((scn = elf_nextscn(elf, scn)) && nscn++ < MAX_SECTIONS) {
-		GElf_Shdr sh;
-		Elf_Data *d = elf__section_data(elf, scn, fsize, &sh, SHT_GNU_versym);
-
+		d = elf__section_data(elf, scn, fsize, &sh, SHT_GNU_versym);
 		if (d) {
 			versym = d;
 			versym_link = sh.sh_link;
@@ -345,27 +360,11 @@ void elf__find_sym(Elf *elf, uint64_t fsize, struct sym_pick *p)
 	}
 	scn = NULL;
 	nscn = 0;
-	while ((scn = elf_nextscn(elf, scn)) && nscn++ < MAX_SECTIONS && p->rank < 3) {
-		bool dyn, use_ver;
-		GElf_Shdr sh, strsh;
-		Elf_Scn *strscn;
-		Elf_Data *d;
-		size_t i, n;
+	while (p->rank < 3 && (d = next_symtab(elf, fsize, &scn, &nscn, &sh, &n))) {
+		bool dyn = sh.sh_type == SHT_DYNSYM;
+		bool use_ver = dyn && versym && versym_link == elf_ndxscn(scn);
 
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		strscn = elf_getscn(elf, sh.sh_link);
-		if (!strscn || !elf__section_data(elf, strscn, fsize, &strsh, SHT_STRTAB))
-			continue;
-		d = elf__section_data(elf, scn, fsize, &sh, sh.sh_type);
-		if (!d || !d->d_buf)
-			continue;
-		dyn = sh.sh_type == SHT_DYNSYM;
-		use_ver = dyn && versym && versym_link == elf_ndxscn(scn);
-		n = d->d_size /
-		    (gelf_getclass(elf) == ELFCLASS64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym));
-		for (i = 1; i < n && i <= INT_MAX; i++) {
+		for (size_t i = 1; i < n && i <= INT_MAX; i++) {
 			GElf_Versym ver = 0;
 			const char *name;
 			GElf_Sym s;
