@@ -200,6 +200,53 @@ static bool module_matches(const char *pattern, const char *path)
 	return !*pattern || !strncmp(base, pattern, strlen(pattern));
 }
 
+/*
+ * A uprobe's pid filter is the process's mm, so any live thread of it serves;
+ * but perf_event_open refuses (ESRCH) a thread that is exiting, and a
+ * leader that called pthread_exit stays a zombie while the others run.
+ * Returns a live thread of pid other than `not`, or 0.
+ */
+static pid_t other_live_thread(pid_t pid, pid_t not )
+{
+	struct procfs_tasks it;
+	struct procfs_stat st;
+	pid_t tid, found = 0;
+
+	if (procfs_tasks_open(&it, pid))
+		return 0;
+	while (!found && (tid = procfs_tasks_next(&it)))
+		if (tid != not &&!procfs_stat_read(pid, tid, &st) && st.state != 'Z' &&
+		    st.state != 'X')
+			found = tid;
+	procfs_tasks_close(&it);
+	return found;
+}
+
+static struct bpf_link *uprobe_link(const struct bpf_program *prog, pid_t pid, const char *path,
+				    const struct bpf_uprobe_opts *o)
+{
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, path, 0, o);
+	pid_t alt;
+
+	if (!l && errno == ESRCH && (alt = other_live_thread(pid, pid)) > 0) {
+		gt_dbg("pid %d refused a uprobe (exiting leader): attaching through thread %d", pid,
+		       alt);
+		l = bpf_program__attach_uprobe_opts(prog, alt, path, 0, o);
+	}
+	return l;
+}
+
+static struct bpf_link *usdt_link(const struct bpf_program *prog, pid_t pid, const char *path,
+				  const char *name)
+{
+	struct bpf_link *l = bpf_program__attach_usdt(prog, pid, path, "gaptrace", name, NULL);
+	pid_t alt;
+
+	if (!l && errno == ESRCH && (alt = other_live_thread(pid, pid)) > 0)
+		l = bpf_program__attach_usdt(prog, alt, path, "gaptrace", name, NULL);
+	return l;
+}
+
 static int attach_usdt(struct attacher *a, pid_t pid, const char *path)
 {
 	unsigned mask = 0;
@@ -212,8 +259,7 @@ static int attach_usdt(struct attacher *a, pid_t pid, const char *path)
 
 		if (!(mask & (1U << i)))
 			continue;
-		l = bpf_program__attach_usdt(usdt_prog(a, i), pid, path, "gaptrace", usdt_names[i],
-					     NULL);
+		l = usdt_link(usdt_prog(a, i), pid, path, usdt_names[i]);
 		if (!l) {
 			gt_warn("cannot attach USDT gaptrace:%s in %s (pid %d): %s; its records "
 				"will be missing",
@@ -251,14 +297,13 @@ static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const
 		LIBBPF_OPTS(bpf_uprobe_opts, eo, .func_name = f->name, .bpf_cookie = f->id);
 		LIBBPF_OPTS(bpf_uprobe_opts, ro, .func_name = f->name, .bpf_cookie = f->id,
 			    .retprobe = true);
-		enter =
-		    bpf_program__attach_uprobe_opts(a->skel->progs.call_enter, pid, path, 0, &eo);
+		enter = uprobe_link(a->skel->progs.call_enter, pid, path, &eo);
 		if (!enter) {
 			gt_warn("cannot attach uprobe %s in %s (pid %d): %s", f->name, path, pid,
 				strerror(errno));
 			continue;
 		}
-		ret = bpf_program__attach_uprobe_opts(a->skel->progs.call_exit, pid, path, 0, &ro);
+		ret = uprobe_link(a->skel->progs.call_exit, pid, path, &ro);
 		if (!ret) {
 			gt_warn("cannot attach uretprobe %s in %s (pid %d): %s", f->name, path, pid,
 				strerror(errno));
@@ -294,9 +339,25 @@ int attacher__attach_object(struct attacher *a, pid_t pid, const char *path)
 
 struct scan_ctx {
 	struct attacher *a;
-	pid_t pid;
+	pid_t pid; /* the process (seen objects are keyed by it) */
+	pid_t via; /* the thread whose maps, root and probes serve (maps_thread) */
 	int attached;
 };
+
+/*
+ * The thread to read a process's maps through: the leader, unless it called
+ * pthread_exit (a zombie leader has no maps while its threads run).
+ */
+static pid_t maps_thread(pid_t pid)
+{
+	struct procfs_stat st;
+	pid_t alt;
+
+	if (!procfs_stat_read(pid, 0, &st) && st.state == 'Z' &&
+	    (alt = other_live_thread(pid, pid)) > 0)
+		return alt;
+	return pid;
+}
 
 static bool seen_before(struct attacher *a, pid_t pid, const struct syms_mapping *m)
 {
@@ -337,15 +398,15 @@ static int scan_cb(const struct syms_mapping *m, void *ctx)
 		return 0;
 	if (seen_before(sc->a, sc->pid, m))
 		return 0;
-	mapping_path(sc->pid, m, path, sizeof(path));
+	mapping_path(sc->via, m, path, sizeof(path));
 	sc->attached +=
-	    attach_usdt(sc->a, sc->pid, path) + attach_uprobes(sc->a, sc->pid, m->path, path, 0);
+	    attach_usdt(sc->a, sc->via, path) + attach_uprobes(sc->a, sc->via, m->path, path, 0);
 	return 0;
 }
 
 struct late_ctx {
 	struct attacher *a;
-	pid_t pid;
+	pid_t pid, via; /* as in struct scan_ctx */
 	size_t first;
 	int attached;
 	struct seen_obj last; /* the previous mapping's object */
@@ -363,21 +424,21 @@ static int late_cb(const struct syms_mapping *m, void *ctx)
 	    lc->last.dev_minor == m->dev_minor)
 		return 0;
 	lc->last = (struct seen_obj){lc->pid, m->inode, m->dev_major, m->dev_minor};
-	mapping_path(lc->pid, m, path, sizeof(path));
+	mapping_path(lc->via, m, path, sizeof(path));
 	if (seen_before(lc->a, lc->pid, m)) {
-		lc->attached += attach_uprobes(lc->a, lc->pid, m->path, path, lc->first);
+		lc->attached += attach_uprobes(lc->a, lc->via, m->path, path, lc->first);
 	} else {
 		/* Mapped since the last scan: everything, as that scan would have. */
-		attach_usdt(lc->a, lc->pid, path);
-		lc->attached += attach_uprobes(lc->a, lc->pid, m->path, path, 0);
+		attach_usdt(lc->a, lc->via, path);
+		lc->attached += attach_uprobes(lc->a, lc->via, m->path, path, 0);
 	}
 	return 0;
 }
 
 int attacher__attach_probes_from(struct attacher *a, pid_t pid, size_t first)
 {
-	struct late_ctx lc = {.a = a, .pid = pid, .first = first};
-	int err = syms_read_mappings((uint32_t)pid, late_cb, &lc);
+	struct late_ctx lc = {.a = a, .pid = pid, .via = maps_thread(pid), .first = first};
+	int err = syms_read_mappings((uint32_t)lc.via, late_cb, &lc);
 
 	return err < 0 ? err : lc.attached;
 }
@@ -408,8 +469,8 @@ int attacher__attach_like_self(struct attacher *a, pid_t pid, const char *prefix
 
 int attacher__scan(struct attacher *a, pid_t pid)
 {
-	struct scan_ctx sc = {a, pid, 0};
-	int err = syms_read_mappings((uint32_t)pid, scan_cb, &sc);
+	struct scan_ctx sc = {a, pid, maps_thread(pid), 0};
+	int err = syms_read_mappings((uint32_t)sc.via, scan_cb, &sc);
 
 	return err < 0 ? err : sc.attached;
 }
