@@ -51,7 +51,7 @@ struct fx {
 	uint32_t task_pid;
 	bool task_exec;
 	/* the capture read back */
-	uint8_t events[MAX_OUT][GT_CAP_MAX_RECORD];
+	uint8_t events[MAX_OUT][(GT_CAP_MAX_RECORD + 7) & ~7] __attribute__((aligned(8)));
 	size_t event_size[MAX_OUT], nevents;
 	struct out_stack stacks[MAX_OUT];
 	size_t nstacks;
