@@ -2,7 +2,7 @@
 /*
  * record.c: `gaptrace record` — loads the BPF side, attaches it to a live
  * process or a command it starts, drains the ring buffer into a capture file
- * (flushed every 250 ms) and stops cleanly on signal, duration or target exit.
+ * (flushed every 100 ms) and stops cleanly on signal, duration or target exit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +32,7 @@
 #include "support/util.h"
 #include "symbols/syms.h"
 
-#define FLUSH_NS    (250 * NSEC_PER_MSEC)
+#define FLUSH_NS    (100 * NSEC_PER_MSEC)
 #define STATS_NS    (250 * NSEC_PER_MSEC)
 #define PROGRESS_NS (500 * NSEC_PER_MSEC)
 #define RESCAN_NS   (250 * NSEC_PER_MSEC)
@@ -104,7 +104,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct recorder *r = ctx;
 
 	record_sink__feed(&r->sink, data, size);
-	if ((++r->slice_n & 255) == 0 && gt_now_mono_ns() - r->slice_start_ns >= RB_SLICE_NS)
+	if ((++r->slice_n & 31) == 0 && gt_now_mono_ns() - r->slice_start_ns >= RB_SLICE_NS)
 		return RB_SLICE_OVER;
 	return 0;
 }
@@ -588,6 +588,12 @@ int cmd_record(int argc, char **argv)
 		gt_err("cannot open the ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
+	/*
+	 * Kernel symbols now, not at the first kernel stack: reading kallsyms
+	 * (120k lines) took 140 ms on a loaded machine inside the first drain
+	 * round, and a recorder killed then lost everything since the attach.
+	 */
+	syms_cache__load_kernel(r.syms);
 	/* Scheduler first: from here on every switch of the target is seen. */
 	if (attach_sched(&r))
 		goto cleanup;

@@ -511,6 +511,12 @@ static void ksyms__load(struct ksyms *k, struct syms_cache *c)
 	symtab__finish(&k->tab);
 }
 
+void syms_cache__load_kernel(struct syms_cache *c)
+{
+	if (!c->ksyms.loaded)
+		ksyms__load(&c->ksyms, c);
+}
+
 static int ksyms__resolve(struct syms_cache *c, uint64_t ip, const char **name, uint32_t *off,
 			  const char **module)
 {

@@ -30,6 +30,9 @@ void syms_cache__free(struct syms_cache *c); /* NULL-safe */
 int syms_cache__resolve(struct syms_cache *c, uint32_t pid, uint64_t ip, const char **name,
 			uint32_t *off, const char **module);
 
+/* Reads the kernel's symbols (/proc/kallsyms) now instead of at the first kernel address. */
+void syms_cache__load_kernel(struct syms_cache *c);
+
 /* Forgets pid's mappings (call when a process execs or exits). */
 void syms_cache__forget(struct syms_cache *c, uint32_t pid);
 
