@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <dirent.h>
 
 #include <cmocka.h>
 
@@ -173,6 +174,65 @@ static void test_opt_helpers(void **state)
 	assert_int_equal(gt_opt_common('?', "test", fake_usage), GT_EXIT_USAGE);
 }
 
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/*
+ * While gt_out writes, its temporary file has no name (O_TMPFILE): a gaptrace
+ * killed mid-write leaves nothing in the directory (#10).  The file appears
+ * whole, 0600, at gt_out__close; gt_out__abort leaves the directory as it was.
+ */
+static void test_out_no_leftover(void **state)
+{
+	char dir[] = "/tmp/gt_test_tmp_XXXXXX", path[128], buf[16] = {};
+	struct gt_out o;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	fd = openat(AT_FDCWD, dir, O_TMPFILE | O_WRONLY, 0600);
+	if (fd < 0) {
+		print_message("no O_TMPFILE in %s: the named temporary file is used\n", dir);
+		rmdir(dir);
+		skip();
+	}
+	close(fd);
+	assert_int_equal(gt_out__open(&o, path), 0);
+	assert_true(o.anon);
+	fputs("whole", o.f);
+	fflush(o.f);
+	assert_int_equal(count_entries(dir), 0);
+	assert_int_equal(gt_out__close(&o), 0);
+	assert_int_equal(count_entries(dir), 1);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	fd = open(path, O_RDONLY);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 5);
+	close(fd);
+	assert_string_equal(buf, "whole");
+	/* An aborted write: the old file stays, no other entry appears. */
+	assert_int_equal(gt_out__open(&o, path), 0);
+	fputs("half", o.f);
+	gt_out__abort(&o);
+	assert_int_equal(count_entries(dir), 1);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 5);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_out_keep_old_and_links(void **state)
 {
 	char dir[] = "/tmp/gt_test_out_XXXXXX", path[128], old[128], victim[128], link[128],
@@ -256,6 +316,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_uint),
 	    cmocka_unit_test(test_opt_helpers),
 	    cmocka_unit_test(test_out_keep_old_and_links),
+	    cmocka_unit_test(test_out_no_leftover),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

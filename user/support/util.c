@@ -616,6 +616,31 @@ static int open_direct(int dfd, const char *base, bool link, const char *path, c
 }
 
 /* A new file, never through a link, exactly 0600 whatever the umask. */
+static char *tmp_name(const char *base, int i)
+{
+	return out_fmt(".%.200s.%d.%llx.tmp", base, (int)getpid(),
+		       (unsigned long long)(gt_now_mono_ns() + (uint64_t)i));
+}
+
+/* Gives an O_TMPFILE file a temporary name in dfd, to be renamed over the output. */
+static int link_anon(struct gt_out *o)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fileno(o->f));
+	for (int i = 0; i < 100; i++) {
+		free(o->tmp);
+		o->tmp = tmp_name(o->base, i);
+		if (!linkat(AT_FDCWD, proc, o->dfd, o->tmp, AT_SYMLINK_FOLLOW))
+			return 0;
+		if (errno != EEXIST)
+			break;
+	}
+	free(o->tmp);
+	o->tmp = NULL;
+	return -1;
+}
+
 static int create_excl(int dfd, const char *name)
 {
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
@@ -696,11 +721,12 @@ int gt_out__open(struct gt_out *o, const char *path)
 		close(o->dfd);
 		o->dfd = -1;
 	} else {
+		fd = openat(o->dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+		o->anon = fd >= 0;
 		/* A leading dot hides it; the base is cut so the name stays under NAME_MAX. */
 		for (int i = 0; i < 100 && fd < 0; i++) {
 			free(o->tmp);
-			o->tmp = out_fmt(".%.200s.%d.%llx.tmp", o->base, (int)getpid(),
-					 (unsigned long long)(gt_now_mono_ns() + (uint64_t)i));
+			o->tmp = tmp_name(o->base, i);
 			fd = create_excl(o->dfd, o->tmp);
 			if (fd < 0 && errno != EEXIST)
 				break;
@@ -738,6 +764,10 @@ int gt_out__close(struct gt_out *o)
 		if (bad)
 			gt_err("writing the output failed: %s", strerror(e ? e : EIO));
 		return bad ? -1 : 0;
+	}
+	if (!bad && o->anon && link_anon(o)) {
+		bad = 1;
+		e = errno;
 	}
 	if (fclose(o->f) && !bad) {
 		bad = 1;

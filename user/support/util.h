@@ -121,12 +121,16 @@ int gt_out__create_keep_old(const char *path, char *err, size_t errlen);
  * gt_out__open writes to a temporary file in path's directory, made the
  * same safe way, that gt_out__close renames over path (a reader never sees
  * half a file). "-" or NULL is stdout. A device or FIFO is written directly.
+ * The temporary file is unnamed (O_TMPFILE) until the close links it, so a
+ * killed gaptrace leaves nothing behind; where the file system lacks
+ * O_TMPFILE it is a hidden name from the start.
  */
 struct gt_out {
 	FILE *f;
 	int dfd;    /* path's directory (O_PATH), -1 when writing directly */
 	char *base; /* last component of path */
-	char *tmp;  /* temporary name in dfd */
+	char *tmp;  /* temporary name in dfd (once linked, for O_TMPFILE) */
+	bool anon;  /* O_TMPFILE: no name until gt_out__close */
 	const char *path;
 };
 /* Returns 0 and sets o->f, or -1 after printing a one-line error. */
