@@ -59,7 +59,8 @@ static void note_ts(struct pass1 *p, uint64_t ts)
  */
 #define GPU_EARLY_NS (100 * NSEC_PER_MSEC)
 /* No producer drops this many records in one report: the count is garbage. */
-#define GPU_DROP_MAX (1ULL << 40)
+#define GPU_DROP_MAX	    (1ULL << 40)
+#define GPU_BATCH_CLAIM_MAX (1ULL << 24)
 
 /*
  * CUDA API calls that allocate or free device, pinned or managed memory:
@@ -295,7 +296,13 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 			break;
 		if (l->kind == GT_LOSS_RINGBUF || l->kind == GT_LOSS_MAP_FULL)
 			add_loss(m, l->from_ns, l->to_ns);
-		if (l->kind == GT_LOSS_GPU)
+		/*
+		 * Records one gpu_batch firing claimed beyond those read: the count is
+		 * the producer's word; 2^24 records (1.3 GB of array) is no real batch.
+		 */
+		if (l->kind == GT_LOSS_GPU && l->count >= GPU_BATCH_CLAIM_MAX)
+			p->r->gpu_rejected++;
+		else if (l->kind == GT_LOSS_GPU)
 			p->lost_gpu = sat_add(p->lost_gpu, l->count);
 		break;
 	}
