@@ -48,8 +48,10 @@ def one_kill(gt, sim, work, i, delay):
     for p in (path, path + ".old"):
         if os.path.exists(p):
             os.unlink(p)
+    # Killed targets cannot remove their io file: keep it in the work folder.
     target = subprocess.Popen([sim, "--scenario", "mixed", "--units", "400", "--quiet",
-                               "--truth", os.path.join(work, "kill.truth.json")],
+                               "--truth", os.path.join(work, "kill.truth.json"),
+                               "--io-file", os.path.join(work, "kill.io")],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.3)
     rec = subprocess.Popen([gt, "record", "--no-progress", "-p", str(target.pid), "-o", path],
