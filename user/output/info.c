@@ -204,6 +204,7 @@ int cmd_info(int argc, char **argv)
 		json_ku64(&j, "crc_errors", capture__crc_errors(c));
 		json_ku64(&j, "unknown_blocks", s.unknown_blocks);
 		json_kstr(&j, "stop_reason", s.stop_reason);
+		json_ku64(&j, "duration_ns", r->duration_ns);
 		/* The source at the end (the header's may have changed while recording). */
 		json_kstr(&j, "gpu_source", r->gpu_source);
 		json_key(&j, "header");
