@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "output/json.h"
+#include "support/outfile.h"
 #include "support/util.h"
 
 /* No byte a terminal acts on survives: C0, DEL, 0x80-0x9f raw or as U+0080-U+009F. */

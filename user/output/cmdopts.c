@@ -12,6 +12,7 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "output/cmdopts.h"
+#include "support/outfile.h"
 #include "support/util.h"
 
 static int parse_unit(const char *spec, struct an_opts *an)
