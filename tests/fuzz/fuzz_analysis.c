@@ -560,10 +560,11 @@ struct fz_field {
 	{                                                               \
 		t, offsetof(struct s, m), sizeof(((struct s *)0)->m), r \
 	}
-#define G(m, r)                                                                                  \
-	{                                                                                        \
-		GT_REC_GPU_OP, offsetof(struct gt_gpu_op, rec) + offsetof(struct gaptrace_gpu_rec, m), \
-		    sizeof(((struct gaptrace_gpu_rec *)0)->m), r                                       \
+#define G(m, r)                                                                             \
+	{                                                                                   \
+		GT_REC_GPU_OP,                                                              \
+		    offsetof(struct gt_gpu_op, rec) + offsetof(struct gaptrace_gpu_rec, m), \
+		    sizeof(((struct gaptrace_gpu_rec *)0)->m), r                            \
 	}
 
 static const struct fz_field fields[] = {
