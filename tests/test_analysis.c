@@ -994,14 +994,17 @@ static void test_garbage_gpu_records(void **state)
 	/* dev 1: overhangs both edges of the capture [T0, T0 + 1 s) */
 	ev_gpu(&s, 1, 1, 60, T0 - 50 * MS, T0 + 1 * MS, 0);
 	ev_gpu(&s, 1, 1, 61, T0 + 999 * MS, T0 + 1200 * MS, 0);
+	/* A batch claiming 2^64-6 records beyond those read is no batch: rejected. */
 	ev_gpu_loss(&s, UINT64_MAX - 5);
 	ev_gpu_loss(&s, 10);
+	/* dev 1: a kernel that ended 1 ms before the capture began is left out. */
+	ev_gpu(&s, 1, 1, 62, T0 - 5 * MS, T0 - 1 * MS, 0);
 	r = synth_run(&s, NULL);
 	assert_int_equal(r->duration_ns, 1000 * MS);
-	assert_int_equal(r->gpu_rejected, 4);
-	assert_int_equal(r->gpu_clipped, 2);
+	assert_int_equal(r->gpu_rejected, 5);
+	assert_int_equal(r->gpu_clipped, 3);
 	assert_int_equal(r->lost_producer, 5);
-	assert_int_equal(r->lost_gpu, UINT64_MAX);
+	assert_int_equal(r->lost_gpu, 10);
 	assert_int_equal(r->ndevices, 2);
 	assert_int_equal(r->devices[0].busy_ns, 18 * MS);
 	assert_int_equal(r->devices[0].gaps, 1);
@@ -1013,8 +1016,8 @@ static void test_garbage_gpu_records(void **state)
 	assert_int_equal(r->gaps[1].duration_ns, 998 * MS);
 	for (size_t i = 0; i < r->nwarnings; i++) {
 		assert_null(strstr(r->warnings[i], "18446744073709550716"));
-		if (strstr(r->warnings[i], "4 GPU records rejected") &&
-		    strstr(r->warnings[i], "2 GPU operations clipped"))
+		if (strstr(r->warnings[i], "5 GPU records rejected") &&
+		    strstr(r->warnings[i], "3 GPU operations clipped"))
 			warned = true;
 	}
 	assert_true(warned);

@@ -465,17 +465,17 @@ static void clip_ops(struct model *m, struct an_result *r)
 		/* Work after the end has no CPU data to explain it (as with an END block). */
 		if (o.start >= m->end && len)
 			continue;
+		if (o.end - o.start > len || o.start + GPU_EARLY_NS < m->start) {
+			r->gpu_rejected++;
+			continue;
+		}
 		/*
-		 * Work that ended before the capture began (CUPTI may deliver it after
-		 * an attach): clipping would turn it inside out (start > end) and
-		 * open a gap before the capture.
+		 * Work that ended just before the capture began (CUPTI may deliver it
+		 * after an attach): clipping would turn it inside out (start > end)
+		 * and open a gap before the capture.
 		 */
 		if (o.end <= m->start && len) {
 			r->gpu_clipped++;
-			continue;
-		}
-		if (o.end - o.start > len || o.start + GPU_EARLY_NS < m->start) {
-			r->gpu_rejected++;
 			continue;
 		}
 		if (o.start < m->start || o.end > m->end) {
