@@ -10,6 +10,13 @@ does not explain (run-queue time inside the window is scheduler time: on a
 loaded 2-vCPU guest an io window can spend half its time waiting for a CPU,
 and that is checked too, +-15% or +-0.5 ms, once it reaches 1 ms); mixed:
 each component within +-15% or +-0.5 ms.
+RUNQ_NOTE: schedstat's run_delay, which the truth takes as run-queue time,
+can include time no switch record shows as waiting for a CPU (likely the
+kernel keeping a thread that blocked queued: EEVDF's delayed dequeue, Linux
+>= 6.12, when the thread shared its CPU with a busy recorder, as under
+--stacks dwarf).  So attributed scheduler time may fall short of run_delay (it
+must not exceed it by more than +15% or +0.5 ms), and the shortfall may show
+in the injected category, whose upper bound grows by as much.
 chain (issue #4: the worker waits on a channel for a peer that waits on a
 lock held by a thread in malloc_trim): the peer's lock wait and munmap within
 +-15% or +-0.5 ms, reached through the critical path: the gap's chain holds
@@ -151,15 +158,19 @@ def main():
         # must be the largest by this measure.
         unexplained = {c: v - extra.get(c, 0) for c, v in g["by_category"].items()}
         largest = max(unexplained, key=lambda c: unexplained[c])
+        # Run-queue time schedstat counted but the switch records show as the
+        # injected wait: the two may trade that much (see RUNQ_NOTE).
+        moved = 0
         for cat, want in extra.items():
             if want < 1 * MS:
                 continue  # a few hundred us of run-queue noise: not a claim
             got = g["by_category"].get(cat, 0)
             checks += 1
-            ok = abs(got - want) <= max(0.15 * want, 0.5 * MS)
+            ok = got <= want + max(0.15 * want, 0.5 * MS)
+            moved += max(0, want - got)
             print(f"{'ok  ' if ok else 'FAIL'} {scen:7s} gap {idx:3d} {cat:9s} run-queue "
                   f"{want / MS:8.3f} ms attributed {got / MS:8.3f} ms "
-                  f"({100.0 * got / want:5.1f}%) [+-15% or +-0.5 ms]")
+                  f"({100.0 * got / want:5.1f}%) [at most +15% or +0.5 ms]")
             if not ok:
                 fails += 1
         for cat, want in cats.items():
@@ -169,8 +180,9 @@ def main():
                 ok = abs(got - want) <= max(0.15 * want, 0.5 * MS)
                 rule = "+-15% or +-0.5 ms"
             else:
-                ok = 0.9 * want <= got <= 1.1 * want + 0.5 * MS and largest == cat
-                rule = "90%..110%+0.5ms, largest"
+                ok = 0.9 * want <= got <= 1.1 * (want + moved) + 0.5 * MS and largest == cat
+                rule = "90%..110%+0.5ms, largest" + (
+                    f"; +{moved / MS:.3f} ms run-queue shown as {cat}" if moved else "")
             status = "ok  " if ok else "FAIL"
             print(f"{status} {scen:7s} gap {idx:3d} {cat:9s} injected {want / MS:8.3f} ms "
                   f"attributed {got / MS:8.3f} ms ({100.0 * got / want if want else 0:5.1f}%) "
