@@ -6,6 +6,7 @@
  */
 #include <setjmp.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -214,6 +215,37 @@ static void test_tasks_self(void **state)
 	procfs_tasks_close(&it);
 }
 
+/* Blocks until a byte arrives on the pipe whose fds arg points to. */
+static void *park(void *arg)
+{
+	const int *fd = arg;
+	char c;
+	ssize_t n = read(fd[0], &c, 1);
+
+	(void)n;
+	return NULL;
+}
+
+/* The only thread, then a second one: live threads other than the one skipped. */
+static void test_live_thread(void **state)
+{
+	pthread_t th;
+	int fd[2];
+	pid_t other;
+
+	assert_int_equal(procfs_live_thread(getpid(), 0), gettid());
+	assert_int_equal(procfs_live_thread(getpid(), gettid()), 0);
+	assert_int_equal(procfs_live_thread(0x7fffffff, 0), 0);
+	assert_int_equal(pipe(fd), 0);
+	assert_int_equal(pthread_create(&th, NULL, park, fd), 0);
+	other = procfs_live_thread(getpid(), gettid());
+	assert_true(other > 0 && other != gettid());
+	assert_int_equal(write(fd[1], "x", 1), 1);
+	pthread_join(th, NULL);
+	close(fd[0]);
+	close(fd[1]);
+}
+
 static void test_paths(void **state)
 {
 	char buf[64];
@@ -246,7 +278,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_self_maps),	cmocka_unit_test(test_odd_maps_file),
 	    cmocka_unit_test(test_status_self), cmocka_unit_test(test_stat_self),
-	    cmocka_unit_test(test_tasks_self),	cmocka_unit_test(test_paths),
+	    cmocka_unit_test(test_tasks_self),	cmocka_unit_test(test_live_thread),
+	    cmocka_unit_test(test_paths),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

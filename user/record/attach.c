@@ -203,32 +203,16 @@ static bool module_matches(const char *pattern, const char *path)
 /*
  * A uprobe's pid filter is the process's mm, so any live thread of it serves;
  * but perf_event_open refuses (ESRCH) a thread that is exiting, and a
- * leader that called pthread_exit stays a zombie while the others run.
- * Returns a live thread of pid other than `not`, or 0.
+ * leader that called pthread_exit stays a zombie while the others run: a
+ * refused attach is retried through another live thread (procfs_live_thread).
  */
-static pid_t other_live_thread(pid_t pid, pid_t not )
-{
-	struct procfs_tasks it;
-	struct procfs_stat st;
-	pid_t tid, found = 0;
-
-	if (procfs_tasks_open(&it, pid))
-		return 0;
-	while (!found && (tid = procfs_tasks_next(&it)))
-		if (tid != not &&!procfs_stat_read(pid, tid, &st) && st.state != 'Z' &&
-		    st.state != 'X')
-			found = tid;
-	procfs_tasks_close(&it);
-	return found;
-}
-
 static struct bpf_link *uprobe_link(const struct bpf_program *prog, pid_t pid, const char *path,
 				    const struct bpf_uprobe_opts *o)
 {
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, path, 0, o);
 	pid_t alt;
 
-	if (!l && errno == ESRCH && (alt = other_live_thread(pid, pid)) > 0) {
+	if (!l && errno == ESRCH && (alt = procfs_live_thread(pid, pid)) > 0) {
 		gt_dbg("pid %d refused a uprobe (exiting leader): attaching through thread %d", pid,
 		       alt);
 		l = bpf_program__attach_uprobe_opts(prog, alt, path, 0, o);
@@ -242,7 +226,7 @@ static struct bpf_link *usdt_link(const struct bpf_program *prog, pid_t pid, con
 	struct bpf_link *l = bpf_program__attach_usdt(prog, pid, path, "gaptrace", name, NULL);
 	pid_t alt;
 
-	if (!l && errno == ESRCH && (alt = other_live_thread(pid, pid)) > 0)
+	if (!l && errno == ESRCH && (alt = procfs_live_thread(pid, pid)) > 0)
 		l = bpf_program__attach_usdt(prog, alt, path, "gaptrace", name, NULL);
 	return l;
 }
@@ -354,7 +338,7 @@ static pid_t maps_thread(pid_t pid)
 	pid_t alt;
 
 	if (!procfs_stat_read(pid, 0, &st) && st.state == 'Z' &&
-	    (alt = other_live_thread(pid, pid)) > 0)
+	    (alt = procfs_live_thread(pid, pid)) > 0)
 		return alt;
 	return pid;
 }

@@ -39,25 +39,6 @@
 
 /* ---- /proc helpers ---- */
 
-/* True if some thread of pid is neither a zombie nor dead. */
-static bool live_thread(pid_t pid)
-{
-	struct procfs_tasks it;
-	bool live = false;
-	pid_t tid;
-
-	if (procfs_tasks_open(&it, pid))
-		return false;
-	while (!live && (tid = procfs_tasks_next(&it))) {
-		struct procfs_stat ps;
-
-		procfs_stat_read(pid, tid, &ps);
-		live = ps.state && ps.state != 'Z' && ps.state != 'X';
-	}
-	procfs_tasks_close(&it);
-	return live;
-}
-
 bool inj_has_cap_sys_ptrace(void)
 {
 	char buf[8192];
@@ -107,7 +88,7 @@ int inj_check_process(struct inj *j)
 	if (!procfs_status_field(buf, "State", state, sizeof(state)))
 		state[0] = '\0';
 	/* A leader that called pthread_exit is a zombie while its other threads run. */
-	if ((state[0] == 'Z' || state[0] == 'X') && !live_thread(j->pid))
+	if ((state[0] == 'Z' || state[0] == 'X') && !procfs_live_thread(j->pid, 0))
 		return inj_fail(j, -ESRCH,
 				"process %d (%s) has exited (zombie): nothing to attach to", j->pid,
 				j->comm);

@@ -265,3 +265,22 @@ void procfs_tasks_close(struct procfs_tasks *it)
 		closedir(it->dir);
 	it->dir = NULL;
 }
+
+pid_t procfs_live_thread(pid_t pid, pid_t skip)
+{
+	struct procfs_tasks it;
+	struct procfs_stat st;
+	pid_t tid, found = 0;
+
+	if (procfs_tasks_open(&it, pid))
+		return 0;
+	while (!found && (tid = procfs_tasks_next(&it))) {
+		if (tid == skip)
+			continue;
+		procfs_stat_read(pid, tid, &st);
+		if (st.state && st.state != 'Z' && st.state != 'X')
+			found = tid;
+	}
+	procfs_tasks_close(&it);
+	return found;
+}

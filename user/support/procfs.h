@@ -120,4 +120,11 @@ int procfs_tasks_open(struct procfs_tasks *it, pid_t pid);
 pid_t procfs_tasks_next(struct procfs_tasks *it);
 void procfs_tasks_close(struct procfs_tasks *it); /* safe on a zeroed or closed iterator */
 
+/*
+ * A thread of pid other than skip (0: any) that is neither a zombie nor dead
+ * (a leader that called pthread_exit stays a zombie while the others run).
+ * Returns its tid, or 0 when there is none.
+ */
+pid_t procfs_live_thread(pid_t pid, pid_t skip);
+
 #endif /* GT_PROCFS_H */
