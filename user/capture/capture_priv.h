@@ -90,49 +90,6 @@ static inline uint32_t crc_update(uint32_t crc, const void *p, size_t len)
 	return (uint32_t)crc32(crc, p, (uInt)len);
 }
 
-static inline void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static inline void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static inline char *xvasprintf(const char *fmt, va_list ap)
-{
-	va_list aq;
-	char *s;
-	int n;
-
-	va_copy(aq, ap);
-	n = vsnprintf(NULL, 0, fmt, aq);
-	va_end(aq);
-	if (n < 0)
-		n = 0;
-	s = gt_xmalloc((size_t)n + 1);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	return s;
-}
-
-static inline char *fmt_alloc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static inline char *fmt_alloc(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	s = xvasprintf(fmt, ap);
-	va_end(ap);
-	return s;
-}
-
 /* ---- body buffers ---- */
 
 static inline uint8_t *buf_grow(struct capture_buf *b, size_t n)

@@ -75,11 +75,11 @@ static void add_warning(struct capture *c, const char *fmt, ...)
 	if (c->nwarn > MAX_WARNINGS)
 		return;
 	if (c->nwarn == MAX_WARNINGS) {
-		s = fmt_alloc("%s: more than %d warnings: not listing the rest", c->path,
-			      MAX_WARNINGS);
+		s = gt_xasprintf("%s: more than %d warnings: not listing the rest", c->path,
+				 MAX_WARNINGS);
 	} else {
 		va_start(ap, fmt);
-		s = xvasprintf(fmt, ap);
+		s = gt_xvasprintf(fmt, ap);
 		va_end(ap);
 	}
 	gt_grow((void **)&c->warn, &c->warn_cap, c->nwarn, sizeof(*c->warn));
@@ -170,93 +170,98 @@ static struct capture *reader_start(struct capture *c, char *err, size_t errlen)
 
 	got = read_at(c, 0, head, sizeof(head));
 	if (got < 0) {
-		set_err(err, errlen, "cannot read %s: %s", c->path, strerror((int)-got));
+		gt_set_err(err, errlen, "cannot read %s: %s", c->path, strerror((int)-got));
 		goto cleanup;
 	}
 	if (got == 0) {
-		set_err(err, errlen,
-			"%s is not a gaptrace capture (file is empty): pass a file written by "
-			"'gaptrace record'",
-			c->path);
+		gt_set_err(err, errlen,
+			   "%s is not a gaptrace capture (file is empty): pass a file written by "
+			   "'gaptrace record'",
+			   c->path);
 		goto cleanup;
 	}
 	/* head is zeroed, so a file of 1-3 bytes shows its bytes padded with zeros. */
 	magic = get_u32(head);
 	if (got < 4 || magic != GT_BLK_HEADER) {
-		set_err(err, errlen,
-			"%s is not a gaptrace capture (bad magic 0x%08x): pass a file written by "
-			"'gaptrace record'",
-			c->path, magic);
+		gt_set_err(
+		    err, errlen,
+		    "%s is not a gaptrace capture (bad magic 0x%08x): pass a file written by "
+		    "'gaptrace record'",
+		    c->path, magic);
 		goto cleanup;
 	}
 	if (got < GT_CAP_BLOCK_HEAD + 4) {
-		set_err(err, errlen, HDR_TRUNCATED, c->path);
+		gt_set_err(err, errlen, HDR_TRUNCATED, c->path);
 		goto cleanup;
 	}
 	/* The type reads the same in both orders; the BOM is what tells them apart. */
 	bom = get_u32(head + GT_CAP_BLOCK_HEAD);
 	if (bom == GT_CAP_BOM_SWAPPED) {
-		set_err(err, errlen,
-			"%s was written on a host of the other byte order: read it on a %s host",
-			c->path,
-			__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "big-endian" : "little-endian");
+		gt_set_err(err, errlen,
+			   "%s was written on a host of the other byte order: read it on a %s host",
+			   c->path,
+			   __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "big-endian"
+								     : "little-endian");
 		goto cleanup;
 	}
 	if (bom != GT_CAP_BOM) {
-		set_err(err, errlen,
-			"%s is not a gaptrace capture (bad magic 0x%08x): pass a file written by "
-			"'gaptrace record'",
-			c->path, bom);
+		gt_set_err(
+		    err, errlen,
+		    "%s is not a gaptrace capture (bad magic 0x%08x): pass a file written by "
+		    "'gaptrace record'",
+		    c->path, bom);
 		goto cleanup;
 	}
 	if (got < (long)sizeof(head)) {
-		set_err(err, errlen, HDR_TRUNCATED, c->path);
+		gt_set_err(err, errlen, HDR_TRUNCATED, c->path);
 		goto cleanup;
 	}
 	/* Before any length check: another major may lay out its blocks differently. */
 	c->major = get_u16(head + GT_CAP_BLOCK_HEAD + 4);
 	c->minor = get_u16(head + GT_CAP_BLOCK_HEAD + 6);
 	if (c->major != GT_CAP_MAJOR) {
-		set_err(err, errlen,
-			"%s has capture version %u.%u; this gaptrace reads version %u.x: upgrade "
-			"gaptrace",
-			c->path, c->major, c->minor, GT_CAP_MAJOR);
+		gt_set_err(
+		    err, errlen,
+		    "%s has capture version %u.%u; this gaptrace reads version %u.x: upgrade "
+		    "gaptrace",
+		    c->path, c->major, c->minor, GT_CAP_MAJOR);
 		goto cleanup;
 	}
 	total = get_u32(head + 4);
 	body_len = get_u32(head + 8);
 	if (total > GT_CAP_MAX_HEADER) {
-		set_err(err, errlen,
-			"%s: capture header is damaged (claims %u bytes, over the %u limit): the "
-			"file cannot be read",
-			c->path, total, GT_CAP_MAX_HEADER);
+		gt_set_err(
+		    err, errlen,
+		    "%s: capture header is damaged (claims %u bytes, over the %u limit): the "
+		    "file cannot be read",
+		    c->path, total, GT_CAP_MAX_HEADER);
 		goto cleanup;
 	}
 	if (!lengths_fit(total, body_len) || body_len < HDR_FIXED) {
-		set_err(err, errlen, HDR_LENGTHS, c->path);
+		gt_set_err(err, errlen, HDR_LENGTHS, c->path);
 		goto cleanup;
 	}
 	if (c->size < total) {
-		set_err(err, errlen, HDR_TRUNCATED, c->path);
+		gt_set_err(err, errlen, HDR_TRUNCATED, c->path);
 		goto cleanup;
 	}
 	got = load_block(c, 0, total, &p);
 	if (got < 0) {
-		set_err(err, errlen, "cannot read %s: %s", c->path, strerror((int)-got));
+		gt_set_err(err, errlen, "cannot read %s: %s", c->path, strerror((int)-got));
 		goto cleanup;
 	}
 	if (got < (long)total) {
-		set_err(err, errlen, HDR_TRUNCATED, c->path);
+		gt_set_err(err, errlen, HDR_TRUNCATED, c->path);
 		goto cleanup;
 	}
 	if (get_u32(p + total - 4) != total) {
-		set_err(err, errlen, HDR_LENGTHS, c->path);
+		gt_set_err(err, errlen, HDR_LENGTHS, c->path);
 		goto cleanup;
 	}
 	if (crc_update(0, p, total - GT_CAP_BLOCK_TAIL) != get_u32(p + total - 8)) {
-		set_err(err, errlen,
-			"%s: capture header is damaged (CRC mismatch): the file cannot be read",
-			c->path);
+		gt_set_err(err, errlen,
+			   "%s: capture header is damaged (CRC mismatch): the file cannot be read",
+			   c->path);
 		goto cleanup;
 	}
 	/* The CRC held, so a bad entry is the writer's bug: keep what came before it. */
@@ -292,18 +297,18 @@ struct capture *capture__open(const char *path, char *err, size_t errlen)
 	/* O_NONBLOCK: a FIFO given by mistake must not hang the open; it is refused below. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		set_err(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		gt_set_err(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st)) {
-		set_err(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		gt_set_err(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		close(fd);
 		return NULL;
 	}
 	/* Blocks are read by offset (pread) and a second pass rewinds: a plain file is needed. */
 	if (!S_ISREG(st.st_mode)) {
-		set_err(err, errlen, "cannot open %s: %s", path,
-			S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+		gt_set_err(err, errlen, "cannot open %s: %s", path,
+			   S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
 		close(fd);
 		return NULL;
 	}

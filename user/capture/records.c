@@ -45,7 +45,7 @@ void capture_buf__kv(struct capture_buf *b, const char *key, const char *fmt, ..
 	size_t vlen;
 
 	va_start(ap, fmt);
-	val = xvasprintf(fmt, ap);
+	val = gt_xvasprintf(fmt, ap);
 	va_end(ap);
 	/* A %c of NUL would end the string early on the reader's side anyway. */
 	vlen = GT_MIN(strlen(val), STR_MAX - 1 - klen);

@@ -121,7 +121,7 @@ static struct capture_writer *writer_start(int fd, bool own_fd, const char *name
 		size_t len;
 
 		if (!eq || eq == kv[i] || eq - kv[i] >= STR_MAX) {
-			set_err(err, errlen, "%s: header entry %zu is not key=value", name, i);
+			gt_set_err(err, errlen, "%s: header entry %zu is not key=value", name, i);
 			goto cleanup;
 		}
 		/* Long values (a command line) are cut so every reader can hold them. */
@@ -129,14 +129,14 @@ static struct capture_writer *writer_start(int fd, bool own_fd, const char *name
 		buf_put(&hdr, kv[i], len);
 		buf_put(&hdr, "", 1);
 		if (hdr.len > GT_CAP_MAX_HEADER - BLOCK_MIN) {
-			set_err(err, errlen, "%s: header is over the %u-byte limit", name,
-				GT_CAP_MAX_HEADER);
+			gt_set_err(err, errlen, "%s: header is over the %u-byte limit", name,
+				   GT_CAP_MAX_HEADER);
 			goto cleanup;
 		}
 	}
 	ret = write_block(w, GT_BLK_HEADER, hdr.data, hdr.len);
 	if (ret) {
-		set_err(err, errlen, "cannot write %s: %s", name, strerror(-ret));
+		gt_set_err(err, errlen, "cannot write %s: %s", name, strerror(-ret));
 		goto cleanup;
 	}
 	capture_buf__free(&hdr);

@@ -15,34 +15,6 @@
 #include "support/outfile.h"
 #include "support/util.h"
 
-static void out_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void out_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static char *out_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *out_fmt(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	if (!s) {
-		fprintf(stderr, "gaptrace: error: out of memory formatting a file name\n");
-		abort();
-	}
-	return s;
-}
-
 /* Opens path's directory (O_PATH) and sets *base to its last component; -1 on error. */
 static int out_dir(const char *path, char **base, char *err, size_t errlen)
 {
@@ -52,8 +24,8 @@ static int out_dir(const char *path, char **base, char *err, size_t errlen)
 
 	*base = gt_xstrdup(slash ? slash + 1 : path);
 	if (!**base || !strcmp(*base, ".") || !strcmp(*base, "..")) {
-		out_err(err, errlen, "cannot write %s: it names a directory; give a file name",
-			path);
+		gt_set_err(err, errlen, "cannot write %s: it names a directory; give a file name",
+			   path);
 		goto fail;
 	}
 	if (!slash)
@@ -64,7 +36,7 @@ static int out_dir(const char *path, char **base, char *err, size_t errlen)
 		dir = gt_xstrndup(path, (size_t)(slash - path));
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		out_err(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		gt_set_err(err, errlen, "cannot create %s: %s", path, strerror(errno));
 	free(dir);
 	if (dfd >= 0)
 		return dfd;
@@ -100,15 +72,16 @@ static int out_kind(int dfd, const char *base, const char *path, bool *link, cha
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (errno == ENOENT)
 			return OUT_NEW;
-		out_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		gt_set_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (S_ISLNK(st.st_mode)) {
 		if (!dir_private(dfd)) {
-			out_err(err, errlen,
-				"refusing to write %s: it is a symbolic link in a directory that "
-				"others can write; remove the link or write elsewhere with -o",
-				path);
+			gt_set_err(
+			    err, errlen,
+			    "refusing to write %s: it is a symbolic link in a directory that "
+			    "others can write; remove the link or write elsewhere with -o",
+			    path);
 			return -1;
 		}
 		*link = true;
@@ -117,7 +90,8 @@ static int out_kind(int dfd, const char *base, const char *path, bool *link, cha
 		return OUT_FILE;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		out_err(err, errlen, "cannot write %s: it is a directory; give a file name", path);
+		gt_set_err(err, errlen, "cannot write %s: it is a directory; give a file name",
+			   path);
 		return -1;
 	}
 	return S_ISREG(st.st_mode) ? OUT_FILE : OUT_DIRECT;
@@ -132,15 +106,16 @@ static int open_direct(int dfd, const char *base, bool link, const char *path, c
 
 	fd = openat(dfd, base, O_WRONLY | O_NOCTTY | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));
 	if (fd < 0) {
-		out_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		gt_set_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
 		close(fd);
-		out_err(err, errlen,
-			"refusing to write %s: it changed while being opened; is another process "
-			"writing there? Write elsewhere with -o",
-			path);
+		gt_set_err(
+		    err, errlen,
+		    "refusing to write %s: it changed while being opened; is another process "
+		    "writing there? Write elsewhere with -o",
+		    path);
 		return -1;
 	}
 	return fd;
@@ -149,8 +124,8 @@ static int open_direct(int dfd, const char *base, bool link, const char *path, c
 /* A new file, never through a link, exactly 0600 whatever the umask. */
 static char *tmp_name(const char *base, int i)
 {
-	return out_fmt(".%.200s.%d.%llx.tmp", base, (int)getpid(),
-		       (unsigned long long)(gt_now_mono_ns() + (uint64_t)i));
+	return gt_xasprintf(".%.200s.%d.%llx.tmp", base, (int)getpid(),
+			    (unsigned long long)(gt_now_mono_ns() + (uint64_t)i));
 }
 
 /* Gives an O_TMPFILE file a temporary name in dfd, to be renamed over the output. */
@@ -204,23 +179,23 @@ int gt_out__create_keep_old(const char *path, char *err, size_t errlen)
 		goto cleanup;
 	if (kind == OUT_FILE) {
 		/* rename moves whatever is there now, even a link swapped in: never follows it. */
-		old = out_fmt("%s.old", base);
+		old = gt_xasprintf("%s.old", base);
 		had_old = fstatat(dfd, old, &st, AT_SYMLINK_NOFOLLOW) == 0;
 		if (!renameat(dfd, base, dfd, old)) {
 			gt_warn("%s existed: kept it as %s.old%s", path, path,
 				had_old ? " (the older .old is replaced)" : "");
 		} else if (errno != ENOENT) {
-			out_err(err, errlen, "cannot rename %s to %s.old: %s", path, path,
-				strerror(errno));
+			gt_set_err(err, errlen, "cannot rename %s to %s.old: %s", path, path,
+				   strerror(errno));
 			goto cleanup;
 		}
 	}
 	fd = create_excl(dfd, base);
 	if (fd < 0)
-		out_err(err, errlen, "cannot create %s: %s%s", path, strerror(errno),
-			errno == EEXIST ? " (created by another process meanwhile); write "
-					  "elsewhere with -o"
-					: "");
+		gt_set_err(err, errlen, "cannot create %s: %s%s", path, strerror(errno),
+			   errno == EEXIST ? " (created by another process meanwhile); write "
+					     "elsewhere with -o"
+					   : "");
 cleanup:
 	close(dfd);
 	free(base);

@@ -462,6 +462,44 @@ char *gt_xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *gt_xvasprintf(const char *fmt, va_list ap)
+{
+	va_list aq;
+	char *s;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n < 0)
+		n = 0;
+	s = gt_xmalloc((size_t)n + 1);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	return s;
+}
+
+char *gt_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = gt_xvasprintf(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+void gt_set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
 void gt_grow(void **arr, size_t *cap, size_t need, size_t sz)
 {
 	size_t ncap;

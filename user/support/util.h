@@ -6,6 +6,7 @@
 #ifndef GT_UTIL_H
 #define GT_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -113,6 +114,12 @@ void *gt_xcalloc(size_t n, size_t sz);
 void *gt_xrealloc(void *p, size_t n);
 char *gt_xstrdup(const char *s);
 char *gt_xstrndup(const char *s, size_t n);
+/* A newly allocated formatted string (aborts when out of memory). */
+char *gt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *gt_xvasprintf(const char *fmt, va_list ap);
+/* Formats a one-line message into err[errlen] (nothing when err is NULL). */
+void gt_set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Grows *arr (element size sz) so that index need fits; doubles capacity. */
 void gt_grow(void **arr, size_t *cap, size_t need, size_t sz);
