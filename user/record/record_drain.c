@@ -42,13 +42,11 @@ void record__drain_open_intervals(struct recorder *r)
 	uint32_t key, next, *prev = NULL;
 	struct gt_offcpu_start si; /* bpf/gaptrace.h: the map's value, size-checked */
 
-	/* The lookups below write the map's value size into si and cs. */
-	if (bpf_map__value_size(r->skel->maps.offcpu) != sizeof(si) ||
-	    bpf_map__value_size(r->skel->maps.calls) != sizeof(struct gt_call_start)) {
-		gt_err("internal: the BPF object's map values differ from bpf/gaptrace.h: rebuild "
-		       "gaptrace; open intervals at the stop are not written");
-		return;
-	}
+	/*
+	 * The lookups below write the map's value size into si and cs: both
+	 * sides take these layouts from bpf/gaptrace.h, and test_record_sink
+	 * checks the embedded object's value sizes against them.
+	 */
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct gt_offcpu o = {.hdr = {GT_REC_OFFCPU, sizeof(o), 0, r->end_ns}};
 		char buf[512];
