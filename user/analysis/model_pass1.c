@@ -15,15 +15,6 @@
 #include "analysis/model.h"
 #include "support/util.h"
 
-static char *dup_n(const char *s, size_t n)
-{
-	char *d = gt_xmalloc(n + 1);
-
-	memcpy(d, s, n);
-	d[n] = '\0';
-	return d;
-}
-
 struct pass1 {
 	struct model *m;
 	struct an_result *r;
@@ -284,7 +275,7 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		gt_grow((void **)&m->names, &m->names_cap, m->nnames, sizeof(*m->names));
 		gt_grow((void **)&m->name_alloc, &m->name_alloc_cap, m->nnames,
 			sizeof(*m->name_alloc));
-		m->names[m->nnames] = dup_n(n->name, strnlen(n->name, len));
+		m->names[m->nnames] = gt_xstrndup(n->name, strnlen(n->name, len));
 		m->name_alloc[m->nnames] = api_name_is_alloc(m->names[m->nnames]);
 		u64map_put(&m->name_idx, n->name_id, m->nnames++);
 		break;
@@ -343,8 +334,8 @@ static int sym_cb(const struct capture_symbol *s, void *ctx)
 		return 0;
 	gt_grow((void **)&m->syms, &m->syms_cap, m->nsyms, sizeof(*m->syms));
 	sym = &m->syms[m->nsyms];
-	sym->name = s->name_len ? dup_n(s->name, s->name_len) : NULL;
-	sym->module = dup_n(s->module, s->module_len);
+	sym->name = s->name_len ? gt_xstrndup(s->name, s->name_len) : NULL;
+	sym->module = gt_xstrndup(s->module, s->module_len);
 	sym->off = s->sym_off;
 	u64map_put(&m->sym_idx, key, m->nsyms++);
 	return 0;
@@ -359,7 +350,7 @@ static int probe_cb(const struct capture_probe *pr, void *ctx)
 	gt_grow((void **)&m->probes, &m->probes_cap, m->nprobes, sizeof(*m->probes));
 	p = &m->probes[m->nprobes++];
 	p->func_id = pr->func_id;
-	p->name = dup_n(pr->name, pr->name_len);
+	p->name = gt_xstrndup(pr->name, pr->name_len);
 	snprintf(cat, sizeof(cat), "%.*s", (int)GT_MIN(pr->category_len, 31), pr->category);
 	p->unit = !strcmp(cat, "unit");
 	p->launch = !strcmp(cat, "launch");

@@ -51,9 +51,7 @@ static int mapping_cb(const struct capture_mapping *m, void *ctx)
 	mp->start = m->start;
 	mp->end = m->end;
 	mp->pgoff = m->pgoff;
-	mp->path = strndup(m->path, m->path_len);
-	if (!mp->path)
-		fl->nmaps--;
+	mp->path = gt_xstrndup(m->path, m->path_len);
 	return 0;
 }
 
