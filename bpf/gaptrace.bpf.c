@@ -32,12 +32,14 @@ const volatile __u32 cfg_dwarf_bytes = 0;
 const volatile __u32 cfg_dwarf_sample_bytes = 0;
 const volatile __u64 cfg_dwarf_min_ns = 1000000; /* shorter intervals drop theirs */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} targets SEC(".maps");
+/*
+ * The traced thread groups, one bit per tgid (pid_max is at most 2^22):
+ * every sched_switch on the machine asks twice, so the answer is one load
+ * from .bss instead of two hash lookups (about 40 ns each), which is what
+ * untraced processes pay.  The recorder sets bits through the mmapped .bss;
+ * both sides use atomic OR.
+ */
+__u64 target_bits[GT_TGID_LIMIT / 64];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -135,9 +137,21 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 		*v += n;
 }
 
+/* The word of target_bits that holds tgid's bit, bounded where the verifier can see it. */
+static __always_inline __u64 *target_word(__u32 tgid)
+{
+	__u32 i = tgid / 64;
+
+	/* Keeps clang from dropping the mask it proves redundant. */
+	barrier_var(i);
+	return &target_bits[i & (GT_TGID_LIMIT / 64 - 1)];
+}
+
 static __always_inline bool is_target(__u32 tgid)
 {
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	if (tgid >= GT_TGID_LIMIT)
+		return false;
+	return (*target_word(tgid) >> (tgid & 63)) & 1;
 }
 
 /* Reserve with every failure counted: nothing is lost silently. */
@@ -198,14 +212,15 @@ static __always_inline __s32 regs_syscall(struct pt_regs *regs, __u64 *args)
 
 	if (!regs)
 		return -1;
-	nr = BPF_CORE_READ(regs, orig_ax);
-	ax = BPF_CORE_READ(regs, ax);
+	/* Direct loads: regs is a BTF pointer from bpf_task_pt_regs (no helper call each). */
+	nr = regs->orig_ax;
+	ax = regs->ax;
 	if (ax != -ENOSYS || nr < 0 || nr >= MAX_SYSCALL_NR)
 		return -1;
 	if (args) {
-		args[0] = BPF_CORE_READ(regs, di);
-		args[1] = BPF_CORE_READ(regs, si);
-		args[2] = BPF_CORE_READ(regs, dx);
+		args[0] = regs->di;
+		args[1] = regs->si;
+		args[2] = regs->dx;
 	}
 	return (__s32)nr;
 }
@@ -458,9 +473,9 @@ static __always_inline void switch_stacks(void *ctx, struct pt_regs *regs,
 	if (cfg_ustacks) {
 		mm = bpf_task_storage_get(&stack_memos, bpf_get_current_task_btf(), NULL,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-		ip = BPF_CORE_READ(regs, ip);
-		sp = BPF_CORE_READ(regs, sp);
-		bp = BPF_CORE_READ(regs, bp);
+		ip = regs->ip;
+		sp = regs->sp;
+		bp = regs->bp;
 		if (bpf_probe_read_user(frame, sizeof(frame), (void *)bp))
 			frame[0] = frame[1] = 0;
 	}
@@ -491,47 +506,73 @@ static __always_inline void switch_stacks(void *ctx, struct pt_regs *regs,
 	mm->reuses = 0;
 }
 
+/*
+ * A traced thread's offcpu entry lives as long as the thread: switch-in
+ * closes it (off_ns = 0) instead of deleting it, and the next switch-out
+ * fills it in place, so a switch costs two hash lookups instead of a
+ * lookup, an update (element allocation, bucket lock) and a delete.
+ * Wakeups and the recorder's final drain take an entry with off_ns == 0 as
+ * absent.
+ */
 static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 now)
 {
-	struct gt_offcpu_start si = {}, *old;
+	struct gt_offcpu_start tmp = {}, *si;
 	struct pt_regs *regs;
 	long state;
-	__u32 tid = BPF_CORE_READ(prev, pid);
+	__u32 tid = prev->pid;
 
-	/* An entry still here means its switch-in was never traced. */
-	old = bpf_map_lookup_elem(&offcpu, &tid);
-	if (old)
-		emit_missed(prev, old, tid, now);
+	si = bpf_map_lookup_elem(&offcpu, &tid);
+	/* An open entry here means its switch-in was never traced. */
+	if (si && si->off_ns)
+		emit_missed(prev, si, tid, now);
 
 	state = gt_task_state(prev);
 	if (state & TASK_DEAD_BITS) {
-		bpf_map_delete_elem(&offcpu, &tid);
+		if (si)
+			bpf_map_delete_elem(&offcpu, &tid);
 		return;
 	}
 	stat_inc(GT_STAT_SWITCHES);
-	si.off_ns = now;
-	si.waker_syscall = -1;
-	si.state = preempt ? 0 : (__u32)state;
-	if (preempt || state == 0)
-		si.flags |= GT_OFF_PREEMPTED;
+	if (!si) {
+		/* The thread's first switch-out: a full map is the only failure that matters. */
+		bpf_map_update_elem(&offcpu, &tid, &tmp, BPF_NOEXIST);
+		si = bpf_map_lookup_elem(&offcpu, &tid);
+		if (!si) {
+			stat_inc(GT_STAT_MAP_FULL);
+			return;
+		}
+	}
+	/* Closed while being filled: a concurrent sched_waking (which may run
+	 * before the wakee has finished switching out) skips it until off_ns
+	 * is set, last. */
+	si->off_ns = 0;
+	barrier();
+	si->wake_ns = 0;
+	si->waker_pid = 0;
+	si->waker_tid = 0;
+	si->waker_syscall = -1;
+	si->state = preempt ? 0 : (__u32)state;
+	si->flags = (preempt || state == 0) ? GT_OFF_PREEMPTED : 0;
 	/* prev is still current here, so its pt_regs and stacks are its own. */
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	si.syscall_nr = regs_syscall(regs, si.args);
-	switch_stacks(ctx, regs, &si);
-	if (bpf_map_update_elem(&offcpu, &tid, &si, BPF_ANY))
-		stat_inc(GT_STAT_MAP_FULL);
+	si->syscall_nr = regs_syscall(regs, si->args);
+	switch_stacks(ctx, regs, si);
+	barrier();
+	si->off_ns = now;
 	if (cfg_dwarf_bytes)
-		snap_ustack(BPF_CORE_READ(prev, tgid), tid, now, regs);
+		snap_ustack(prev->tgid, tid, now, regs);
 }
 
 static __always_inline void switch_in(struct task_struct *next, struct pt_regs *next_regs,
 				      __u64 now)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
+	__u32 tid = next->pid;
 	struct gt_offcpu_start *si;
 	struct gt_offcpu *rec;
 
 	si = bpf_map_lookup_elem(&offcpu, &tid);
+	if (si && !si->off_ns)
+		si = NULL;
 	/* Ahead of the interval's record, so the recorder can patch its ustack_id. */
 	if (cfg_dwarf_bytes && si && now - si->off_ns >= cfg_dwarf_min_ns)
 		send_ustack(tid, si->off_ns, now);
@@ -539,7 +580,7 @@ static __always_inline void switch_in(struct task_struct *next, struct pt_regs *
 	if (!rec)
 		goto out;
 	fill_hdr(&rec->hdr, GT_REC_OFFCPU, sizeof(*rec), now);
-	rec->pid = BPF_CORE_READ(next, tgid);
+	rec->pid = next->tgid;
 	rec->tid = tid;
 	rec->on_ns = now;
 	if (si) {
@@ -572,38 +613,37 @@ static __always_inline void switch_in(struct task_struct *next, struct pt_regs *
 	submit(rec, false);
 out:
 	if (si)
-		bpf_map_delete_elem(&offcpu, &tid);
+		si->off_ns = 0;
 }
 
+/* Untraced switches, nearly all of the machine's, cost two loads and two tests. */
 static __always_inline int handle_switch(void *ctx, bool preempt, struct task_struct *prev,
 					 struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
-	__u32 next_tgid = BPF_CORE_READ(next, tgid);
-	struct pt_regs *next_regs = NULL;
+	bool out = is_target(prev->tgid), in = is_target(next->tgid);
+	__u64 now;
 
-	if (prev_tgid && is_target(prev_tgid))
+	if (!out && !in)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (out)
 		switch_out(ctx, preempt, prev, now);
-	if (next_tgid && is_target(next_tgid)) {
-		next_regs = (struct pt_regs *)bpf_task_pt_regs(next);
-		switch_in(next, next_regs, now);
-	}
+	if (in)
+		switch_in(next, (struct pt_regs *)bpf_task_pt_regs(next), now);
 	return 0;
 }
 
 static __always_inline int handle_waking(struct task_struct *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = p->pid;
 	struct gt_offcpu_start *si;
 	__u64 id;
 
-	if (!is_target(tgid))
+	if (!is_target(p->tgid))
 		return 0;
 	si = bpf_map_lookup_elem(&offcpu, &tid);
 	/* The first wakeup ends the blocked part; later ones change nothing. */
-	if (!si || si->wake_ns)
+	if (!si || !si->off_ns || si->wake_ns)
 		return 0;
 	si->wake_ns = bpf_ktime_get_ns();
 	/* The waker's syscall tells a futex_wake or pipe write from an interrupt
@@ -627,13 +667,13 @@ static __always_inline int handle_waking(struct task_struct *p)
  */
 static __always_inline int handle_wakeup(struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = p->pid;
 	struct gt_offcpu_start *si;
 
-	if (!is_target(BPF_CORE_READ(p, tgid)))
+	if (!is_target(p->tgid))
 		return 0;
 	si = bpf_map_lookup_elem(&offcpu, &tid);
-	if (!si || (si->flags & GT_OFF_ENQUEUED))
+	if (!si || !si->off_ns || (si->flags & GT_OFF_ENQUEUED))
 		return 0;
 	si->wake_ns = bpf_ktime_get_ns();
 	si->flags |= GT_OFF_ENQUEUED;
@@ -664,7 +704,6 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	__u32 ptid = BPF_CORE_READ(parent, pid);
-	__u8 one = 1;
 
 	if (!is_target(ptgid))
 		return 0;
@@ -674,8 +713,9 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
 	}
 	if (!cfg_follow_children)
 		return 0;
-	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_NOEXIST) == -E2BIG)
-		stat_inc(GT_STAT_MAP_FULL);
+	if (ctgid >= GT_TGID_LIMIT)
+		return 0;
+	__sync_fetch_and_or(target_word(ctgid), 1ULL << (ctgid & 63));
 	/* Urgent: the recorder attaches the new process's uprobes and samples. */
 	emit_task(child, GT_TASK_NEW_PROCESS, ptid, NULL, true);
 	return 0;
@@ -685,7 +725,7 @@ static __always_inline int handle_exit(struct task_struct *p)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
 
-	if (!is_target(BPF_CORE_READ(p, tgid)))
+	if (!is_target(p->tgid))
 		return 0;
 	bpf_map_delete_elem(&offcpu, &tid);
 	if (cfg_dwarf_bytes)

@@ -456,7 +456,6 @@ int cmd_record(int argc, char **argv)
 	const char *kvs[64];
 	char err[512], exe[PATH_MAX];
 	int status_fd = -1, ret = GT_EXIT_FAIL, e;
-	uint8_t one = 1;
 	struct sigaction sa = {.sa_handler = on_signal};
 
 	if (record__parse_opts(argc, argv, &o)) {
@@ -550,11 +549,14 @@ int cmd_record(int argc, char **argv)
 		}
 		r.pidfd = record__open_pidfd(r.pid);
 	}
-	if (bpf_map_update_elem(bpf_map__fd(r.skel->maps.targets), &(uint32_t){(uint32_t)r.pid},
-				&one, BPF_ANY)) {
-		gt_err("cannot register pid %d with the BPF side: %s", r.pid, strerror(errno));
+	if ((uint32_t)r.pid >= GT_TGID_LIMIT || !r.skel->bss) {
+		gt_err("cannot register pid %d with the BPF side: %s", r.pid,
+		       r.skel->bss ? "pid above the kernel's limit" : "the .bss map is not mapped");
 		goto cleanup;
 	}
+	/* BPF sets bits too (followed children): atomic, like its side. */
+	__atomic_fetch_or(&r.skel->bss->target_bits[(uint32_t)r.pid / 64], 1ull << (r.pid & 63),
+			  __ATOMIC_SEQ_CST);
 
 	r.syms = syms_cache__new();
 	if (o.dwarf)

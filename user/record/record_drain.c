@@ -53,7 +53,8 @@ void record__drain_open_intervals(struct recorder *r)
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &si))
+		/* off_ns 0: the thread's entry is closed (it was running). */
+		if (bpf_map_lookup_elem(fd, &key, &si) || !si.off_ns)
 			continue;
 		/* The tid's thread group: from /proc, as the map is keyed by tid only. */
 		o.pid = (uint32_t)r->pid;
