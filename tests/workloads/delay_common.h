@@ -111,12 +111,13 @@ enum delay_kind {
 	DELAY_SLEEP,
 	DELAY_CPU,
 	DELAY_IO,
+	DELAY_PINNED, /* prover_gpu --pinned-gap-mib: cudaHostAlloc + cudaFreeHost */
 };
 
-DELAY_STATIC const char *const delay_names[] = {"lock",	 "trim", "munmap", "sched",
-						"sleep", "cpu",	 "io"};
+DELAY_STATIC const char *const delay_names[] = {"lock",  "trim", "munmap", "sched",
+						"sleep", "cpu",	 "io",	   "pinned"};
 DELAY_STATIC const char *const delay_categories[] = {
-    "lock", "allocator", "allocator", "scheduler", "sleep", "cpu", "io",
+    "lock", "allocator", "allocator", "scheduler", "sleep", "cpu", "io", "allocator",
 };
 
 struct delay_opts {
