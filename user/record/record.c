@@ -600,8 +600,11 @@ int cmd_record(int argc, char **argv)
 	if (o.cmd) {
 		attacher__attach_object(r.att, r.pid, exe);
 		attacher__attach_like_self(r.att, r.pid, "libc.so");
-	} else
-		attacher__scan(r.att, r.pid);
+	} else if (attacher__scan(r.att, r.pid) < 0 && attacher__target_gone(r.att, r.pid)) {
+		gt_warn("pid %d exited while gaptrace was attaching (%.1f s into the attach): no "
+			"probe was attached",
+			r.pid, (double)(gt_now_mono_ns() - r.start_ns) / 1e9);
+	}
 	r.sampling_from_ns = gt_now_mono_ns();
 	if (o.cpu_samplers) {
 		int n = attacher__sample_cpus(r.att, o.sample_period_ns);
@@ -658,8 +661,7 @@ int cmd_record(int argc, char **argv)
 			 "usdt (CUPTI library offered, never loaded: no CUDA in the target)");
 	else if (o.gpu.injected && !r.target_gone)
 		gpu_grace(&r);
-	attacher__free(r.att);
-	r.att = attacher__new(r.skel, &o.probes);
+	attacher__detach(r.att);
 	do
 		r.rb_behind = false;
 	while (rb_drain(&r, -1) >= 0 && r.rb_behind);
