@@ -455,7 +455,7 @@ int cmd_record(int argc, char **argv)
 	struct capture_buf kv = {}, probes = {};
 	const char *kvs[64];
 	char err[512], exe[PATH_MAX];
-	int status_fd = -1, ret = GT_EXIT_FAIL, e;
+	int status_fd = -1, ret = GT_EXIT_FAIL, e, setup_nice;
 	uint8_t one = 1;
 	struct sigaction sa = {.sa_handler = on_signal};
 
@@ -468,6 +468,15 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	gt_libbpf_logging();
+	/*
+	 * Attaching is a burst of CPU work (BPF verification, symbol tables,
+	 * /proc): at nice 0 behind a target's 32 busy threads on 2 CPUs it
+	 * took seconds, long enough for a short-lived target to exit first.
+	 * The run loop goes back to nice 0 (below).
+	 */
+	setup_nice = getpriority(PRIO_PROCESS, 0);
+	if (setup_nice > -10)
+		setpriority(PRIO_PROCESS, 0, -10);
 	if (o.default_probes)
 		probe_table__add_defaults(&o.probes);
 	r.ncpus = libbpf_num_possible_cpus();
@@ -644,9 +653,10 @@ int cmd_record(int argc, char **argv)
 	 * (with the run loop, so -d, stalled too).  poll_stats goes to nice -10
 	 * while the ring buffer still fills.
 	 */
-	r.nice = getpriority(PRIO_PROCESS, 0);
-	if (r.nice > 0 && setpriority(PRIO_PROCESS, 0, 0) == 0)
-		r.nice = 0;
+	if (setpriority(PRIO_PROCESS, 0, setup_nice > 0 ? 0 : setup_nice) == 0)
+		r.nice = setup_nice > 0 ? 0 : setup_nice;
+	else
+		r.nice = getpriority(PRIO_PROCESS, 0);
 	e = run_loop(&r);
 	r.end_ns = gt_now_mono_ns();
 	if (o.cmd && !r.target_gone)
