@@ -455,7 +455,7 @@ int cmd_record(int argc, char **argv)
 	struct capture_buf kv = {}, probes = {};
 	const char *kvs[64];
 	char err[512], exe[PATH_MAX];
-	int status_fd = -1, ret = GT_EXIT_FAIL, e, setup_nice;
+	int status_fd = -1, ret = GT_EXIT_FAIL, e;
 	uint8_t one = 1;
 	struct sigaction sa = {.sa_handler = on_signal};
 
@@ -474,8 +474,8 @@ int cmd_record(int argc, char **argv)
 	 * took seconds, long enough for a short-lived target to exit first.
 	 * The run loop goes back to nice 0 (below).
 	 */
-	setup_nice = getpriority(PRIO_PROCESS, 0);
-	if (setup_nice > -10)
+	r.user_nice = getpriority(PRIO_PROCESS, 0);
+	if (r.user_nice > -10)
 		setpriority(PRIO_PROCESS, 0, -10);
 	if (o.default_probes)
 		probe_table__add_defaults(&o.probes);
@@ -653,8 +653,8 @@ int cmd_record(int argc, char **argv)
 	 * (with the run loop, so -d, stalled too).  poll_stats goes to nice -10
 	 * while the ring buffer still fills.
 	 */
-	if (setpriority(PRIO_PROCESS, 0, setup_nice > 0 ? 0 : setup_nice) == 0)
-		r.nice = setup_nice > 0 ? 0 : setup_nice;
+	if (setpriority(PRIO_PROCESS, 0, r.user_nice > 0 ? 0 : r.user_nice) == 0)
+		r.nice = r.user_nice > 0 ? 0 : r.user_nice;
 	else
 		r.nice = getpriority(PRIO_PROCESS, 0);
 	e = run_loop(&r);
