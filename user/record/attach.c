@@ -217,7 +217,7 @@ static bool target_gone(struct attacher *a, pid_t pid)
 
 /*
  * A uprobe registration can block in the kernel for seconds under load:
- * behind 32 busy threads on 2 CPUs the first one took 0.15-7.6 s here (the
+ * behind 32 busy threads on 2 CPUs the first one took 0.15-2.8 s here (the
  * later ones milliseconds).  Said under -v, as the attach's time goes there.
  */
 static void note_slow(const char *what, const char *name, pid_t pid, uint64_t t0)
