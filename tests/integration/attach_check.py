@@ -19,7 +19,9 @@ import sys
 import threading
 import time
 
-ATTACH_TIMEOUT = 20.0  # s from the recorder's start to "recording pid"
+# s from the recorder's start to "recording pid": the kernel's first uprobe
+# registration alone took up to ~20 s here while the load ran
+ATTACH_TIMEOUT = 30.0
 RECORD_TIMEOUT = 20.0  # s for the recorder to stop once the target is gone
 
 
@@ -66,9 +68,11 @@ def one_run(gt, ss, work, i, delay):
                 RECORD_TIMEOUT
         reader.join(timeout=5)
         text = "\n".join(l for _, l in lines)
+        with open(os.path.join(work, "attach.%d.log" % i), "w") as f:
+            f.write("".join("%7.3f %s\n" % (t, l) for t, l in lines))
         if attach_s is None:
-            return False, "no 'recording pid' line within %.0f s: %s" % (ATTACH_TIMEOUT,
-                                                                          text[-300:])
+            return False, "no 'recording pid' line within %.0f s (attach.%d.log): %s" % (
+                ATTACH_TIMEOUT, i, lines[-1][1] if lines else "no output")
         if not alive:
             return False, "the target was not alive when the recorder attached"
         if rc != 0:
