@@ -26,6 +26,9 @@ struct info_stats {
 	uint64_t counters_lost_ringbuf, counters_lost_stack, counters_lost_map, counters_gpu_trunc;
 	char stop_reason[32];
 	uint64_t end_ns;
+	/* the uprobes the recorder attached (newer captures say; else absent) */
+	bool have_uprobes;
+	char uprobes[1024];
 	/* --stacks dwarf: the recorder's unwinding counters (present only then) */
 	bool dwarf;
 	uint64_t dwarf_snapshots, dwarf_bytes, dwarf_dropped, dwarf_no_slot, dwarf_unwound,
@@ -67,7 +70,10 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 		snprintf(s->stop_reason, sizeof(s->stop_reason), "%s", value);
 	else if (!strcmp(key, "end_mono_ns"))
 		s->end_ns = v;
-	else if (!strncmp(key, "dwarf.", 6)) {
+	else if (!strcmp(key, "uprobes.attached")) {
+		s->have_uprobes = true;
+		snprintf(s->uprobes, sizeof(s->uprobes), "%s", value);
+	} else if (!strncmp(key, "dwarf.", 6)) {
 		static const struct {
 			const char *key;
 			size_t off;
@@ -247,6 +253,14 @@ int cmd_info(int argc, char **argv)
 		json_ku64(&j, "gpu_records", r->lost_gpu);
 		json_ku64(&j, "gpu_producer_dropped", r->lost_producer);
 		json_obj_end(&j);
+		if (s.have_uprobes) {
+			json_key(&j, "uprobes_attached");
+			json_arr_begin(&j);
+			for (char *save, *p = strtok_r(s.uprobes, ",", &save); p;
+			     p = strtok_r(NULL, ",", &save))
+				json_str(&j, p);
+			json_arr_end(&j);
+		}
 		if (s.dwarf) {
 			json_key(&j, "dwarf");
 			json_obj_begin(&j);
@@ -321,6 +335,9 @@ int cmd_info(int argc, char **argv)
 		       (unsigned long long)s.counters_lost_stack, (unsigned long long)r->lost_gpu,
 		       (unsigned long long)r->lost_producer,
 		       lost ? "  <- raise record --ringbuf-size" : "");
+		if (s.have_uprobes)
+			printf("uprobes:  %s\n",
+			       s.uprobes[0] ? gt_clean(s.uprobes) : "none attached");
 		if (s.dwarf)
 			printf(
 			    "dwarf:    %llu stack snapshots (%s), %llu unwound, %llu failed, %llu "

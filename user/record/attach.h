@@ -84,7 +84,19 @@ unsigned attacher__uprobe_links(const struct attacher *a);
 unsigned attacher__sample_events(const struct attacher *a);
 /* True once a USDT probe of the given name was attached anywhere. */
 bool attacher__has_usdt(const struct attacher *a, const char *name);
+/* True once the target has no live thread left (it exited mid-attach). */
+bool attacher__target_gone(struct attacher *a, pid_t pid);
+/*
+ * The uprobes attached (enter and return), comma-separated in table order,
+ * as many as fit; returns the length written.
+ */
+size_t attacher__attached_names(const struct attacher *a, char *buf, size_t len);
 /* Detaches everything (links and perf events). NULL-safe. */
+/*
+ * Removes every probe and sampler; the counts and the attached list stay
+ * readable for the capture's END block.
+ */
+void attacher__detach(struct attacher *a);
 void attacher__free(struct attacher *a);
 
 #endif /* GT_ATTACH_H */
