@@ -206,6 +206,11 @@ static __always_inline __s32 regs_syscall(struct pt_regs *regs, __u64 *args)
 		args[0] = BPF_CORE_READ(regs, di);
 		args[1] = BPF_CORE_READ(regs, si);
 		args[2] = BPF_CORE_READ(regs, dx);
+		/* A timed wait's timeout: select and pselect6 take it 5th. */
+		if (nr == GT_NR_select || nr == GT_NR_pselect6)
+			args[3] = BPF_CORE_READ(regs, r8);
+		else
+			args[3] = BPF_CORE_READ(regs, r10);
 	}
 	return (__s32)nr;
 }
@@ -412,6 +417,7 @@ static __always_inline void emit_missed(struct task_struct *prev, struct gt_offc
 	rec->args[0] = old->args[0];
 	rec->args[1] = old->args[1];
 	rec->args[2] = old->args[2];
+	rec->args[3] = old->args[3];
 	submit(rec, false);
 }
 
@@ -556,6 +562,7 @@ static __always_inline void switch_in(struct task_struct *next, struct pt_regs *
 		rec->args[0] = si->args[0];
 		rec->args[1] = si->args[1];
 		rec->args[2] = si->args[2];
+		rec->args[3] = si->args[3];
 	} else {
 		/* Off-CPU since before tracing began: the start is the capture's edge. */
 		rec->off_ns = 0;

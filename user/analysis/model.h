@@ -53,7 +53,7 @@ struct m_off {
 	uint32_t flags, state, waker_tid;
 	int32_t syscall, ustack, kstack;
 	int32_t waker_syscall; /* -1: none (interrupt or unknown) */
-	uint64_t args[3];
+	uint64_t args[4];      /* gt_offcpu.args; args[3] is 0 in older captures */
 };
 
 struct m_sample {
