@@ -169,6 +169,13 @@ struct model {
 	bool *name_alloc; /* names[i] is a CUDA allocation call (api_name_is_alloc) */
 	size_t nnames, names_cap, name_alloc_cap;
 
+	/*
+	 * Futex words by (pid, address): the FUTEX_WAIT_* values waited on over
+	 * the whole capture, FUTEX_SEEN_* bits (classify.c), so that a counter
+	 * passing through 2 is not taken for a contended lock.
+	 */
+	struct u64map futex_seen;
+
 	struct m_hostcall *hostcalls;
 	size_t nhostcalls, hostcalls_cap;
 	bool host_view;		 /* GPU ops were synthesised from libcuda calls */

@@ -12,6 +12,7 @@
 #include "capture/capture.h"
 #include "gaptrace.h"
 #include "gaptrace-cupti-api.h"
+#include "analysis/classify.h"
 #include "analysis/model.h"
 #include "support/util.h"
 
@@ -221,6 +222,7 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		th->pid = o->pid;
 		th->known = true;
 		note_ts(p, o->on_ns);
+		classify__note_futex(m, o);
 		break;
 	}
 	case GT_REC_SAMPLE: {
