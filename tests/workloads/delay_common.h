@@ -1331,7 +1331,6 @@ DELAY_STATIC void *notifier_main(void *arg)
 	(void)arg;
 	name_self("notifier", &notifier_tid);
 	fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)worker_tid);
 	stat_fd = -1;
 	/* The worker's CPU, which it leaves idle while it waits for this thread. */
 	if (worker_cpu_reserved)
@@ -1354,9 +1353,13 @@ DELAY_STATIC void *notifier_main(void *arg)
 		gap = notif.gap;
 		spin = notif.spin_ns;
 		pthread_mutex_unlock(&notif.mu);
-		/* The worker has started by the first request. */
-		if (stat_fd < 0)
+		/* The worker (started after this thread) has by its first request. */
+		if (stat_fd < 0) {
+			snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)worker_tid);
 			stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (stat_fd < 0)
+				die("notifier: open the worker's stat");
+		}
 		until_worker_sleeps(stat_fd);
 
 		rd0 = run_delay_of(fd);
