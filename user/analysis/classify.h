@@ -12,7 +12,6 @@
 struct model;
 struct m_off;
 struct m_sample;
-struct gt_offcpu;
 
 /* Classification bits of a stack, computed once per stack id. */
 #define STK_LOCK    0x01 /* leaf-most sync frame is a lock */
@@ -24,11 +23,6 @@ struct gt_offcpu;
 
 /* STK_* bits of stack id (0: none or unknown), cached in its m_stack.cls. */
 int model__stack_class(struct model *m, int32_t id);
-/*
- * Pass 1, every off-CPU record (at least GT_OFFCPU_V1_SIZE bytes): notes the
- * value a futex wait waited on, per futex word.
- */
-void classify__note_futex(struct model *m, const struct gt_offcpu *o);
 /* The gt_cat of a blocked interval of a thread of process pid; *handoff: a wait another thread ends. */
 int classify_blocked(struct model *m, uint32_t pid, const struct m_off *o, bool *handoff);
 /* The gt_cat of a CPU sample. */

@@ -185,6 +185,13 @@ struct model {
 /* op_id of the GPU ops synthesised from libcuda calls (host-side view). */
 #define M_HOST_OP_ID0 (1ULL << 62)
 
+/*
+ * Pass 1, every off-CPU record (at least GT_OFFCPU_V1_SIZE bytes): notes in
+ * futex_seen the value a futex wait waited on (classify.c, which reads it).
+ */
+struct gt_offcpu;
+void classify__note_futex(struct model *m, const struct gt_offcpu *o);
+
 /* Lookups (model.c). */
 struct m_thread *model__thread(struct model *m, uint32_t tid, bool create);
 uint64_t model__sym_key(uint32_t pid, uint64_t ip); /* key of sym_idx */

@@ -12,7 +12,6 @@
 #include "capture/capture.h"
 #include "gaptrace.h"
 #include "gaptrace-cupti-api.h"
-#include "analysis/classify.h"
 #include "analysis/model.h"
 #include "support/util.h"
 
