@@ -43,7 +43,9 @@ int cuStreamSynchronize(void);
 
 static struct {
 	unsigned int gap;
-	uint64_t start, end, run_delay;
+	uint64_t start, end;
+	uint64_t run_delay; /* in the gap: from the sync's wakeup (the gap's start) on */
+	uint64_t in_window; /* inside [start, end] */
 } inj[MAX_INJ];
 
 /*
@@ -82,6 +84,7 @@ int main(int argc, char **argv)
 	const char *ctl = getenv("MOCK_CTL");
 	bool pinned = getenv("MOCK_PINNED") != NULL;
 	void *buf = NULL;
+	uint64_t rd_sync = 0;
 	size_t buf_bytes = 0;
 	char other_path[4096] = "", stop_path[4096] = "";
 	bool stop = false;
@@ -103,6 +106,8 @@ int main(int argc, char **argv)
 			cuLaunchKernel();
 			mock_launch(k % 2 ? "_Z11spin_kernelyPj" : "_Z8fill_kerv", 2000000, k == 5);
 		}
+		/* The sync sleeps to the gap's start: its wait for a CPU is in the gap. */
+		rd_sync = run_delay();
 		mock_sync();
 		cuStreamSynchronize();
 		GAPTRACE_UNIT_END(u);
@@ -118,7 +123,7 @@ int main(int argc, char **argv)
 			struct timespec ts = {0, (long)((10 + 5 * (u % 3)) * 1000000)};
 
 			inj[n].gap = (unsigned int)u;
-			inj[n].run_delay = run_delay();
+			inj[n].in_window = run_delay();
 			inj[n].start = now();
 			if (pinned) {
 				if (buf)
@@ -129,7 +134,9 @@ int main(int argc, char **argv)
 				nanosleep(&ts, NULL);
 			}
 			inj[n].end = now();
-			inj[n].run_delay = run_delay() - inj[n].run_delay;
+			inj[n].run_delay = run_delay();
+			inj[n].in_window = inj[n].run_delay - inj[n].in_window;
+			inj[n].run_delay -= rd_sync;
 			n++;
 		}
 		if (stop || (deadline && now() >= deadline)) {
@@ -155,7 +162,7 @@ int main(int argc, char **argv)
 				i ? "," : "", inj[i].gap, pinned ? "allocator" : "sleep",
 				pinned ? "pinned" : "sleep", inj[i].start, inj[i].end,
 				inj[i].end - inj[i].start -
-				    GT_MIN(inj[i].run_delay, inj[i].end - inj[i].start),
+				    GT_MIN(inj[i].in_window, inj[i].end - inj[i].start),
 				inj[i].run_delay);
 		fprintf(f, "]}\n");
 		fclose(f);
