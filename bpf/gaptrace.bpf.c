@@ -221,6 +221,11 @@ static __always_inline __s32 regs_syscall(struct pt_regs *regs, __u64 *args)
 		args[0] = regs->di;
 		args[1] = regs->si;
 		args[2] = regs->dx;
+		/* A timed wait's timeout: select and pselect6 take it 5th. */
+		if (nr == GT_NR_select || nr == GT_NR_pselect6)
+			args[3] = regs->r8;
+		else
+			args[3] = regs->r10;
 	}
 	return (__s32)nr;
 }
@@ -427,6 +432,7 @@ static __always_inline void emit_missed(struct task_struct *prev, struct gt_offc
 	rec->args[0] = old->args[0];
 	rec->args[1] = old->args[1];
 	rec->args[2] = old->args[2];
+	rec->args[3] = old->args[3];
 	submit(rec, false);
 }
 
@@ -553,6 +559,8 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
 	si->waker_syscall = -1;
 	si->state = preempt ? 0 : (__u32)state;
 	si->flags = (preempt || state == 0) ? GT_OFF_PREEMPTED : 0;
+	/* regs_syscall sets them only inside a syscall: none from the last interval. */
+	si->args[0] = si->args[1] = si->args[2] = si->args[3] = 0;
 	/* prev is still current here, so its pt_regs and stacks are its own. */
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	si->syscall_nr = regs_syscall(regs, si->args);
@@ -597,6 +605,7 @@ static __always_inline void switch_in(struct task_struct *next, struct pt_regs *
 		rec->args[0] = si->args[0];
 		rec->args[1] = si->args[1];
 		rec->args[2] = si->args[2];
+		rec->args[3] = si->args[3];
 	} else {
 		/* Off-CPU since before tracing began: the start is the capture's edge. */
 		rec->off_ns = 0;

@@ -78,8 +78,16 @@ struct gt_offcpu {
 	__s32 ustack_id;  /* stack map id, < 0: none (negative errno) */
 	__s32 kstack_id;
 	__s32 waker_syscall; /* syscall the waker was in, -1: none/interrupt */
-	__u64 args[3];	     /* first syscall arguments */
+	/*
+	 * First syscall arguments.  args[3] is where a timed wait keeps its
+	 * timeout: the 4th argument (r10: epoll_wait's ms, futex's timespec),
+	 * for select and pselect6 their 5th (r8).  Appended: absent in captures
+	 * written before it (records of GT_OFFCPU_V1_SIZE bytes).
+	 */
+	__u64 args[4];
 };
+/* An off-CPU record from a capture written before gt_offcpu.args[3]. */
+#define GT_OFFCPU_V1_SIZE 104
 
 /* gt_sample.flags */
 #define GT_SAMPLE_KERNEL 0x1 /* interrupted in kernel mode */
@@ -281,7 +289,7 @@ struct gt_offcpu_start {
 	__s32 ustack_id;
 	__s32 kstack_id;
 	__s32 waker_syscall;
-	__u64 args[3];
+	__u64 args[4];
 };
 
 struct gt_call_start {
@@ -294,7 +302,7 @@ struct gt_call_start {
  * a field added on one side without the other fails the build here.
  */
 _Static_assert(sizeof(struct gt_hdr) == 16, "gt_hdr layout");
-_Static_assert(sizeof(struct gt_offcpu) == 104, "gt_offcpu layout");
+_Static_assert(sizeof(struct gt_offcpu) == 112, "gt_offcpu layout");
 _Static_assert(sizeof(struct gt_sample) == 56, "gt_sample layout");
 _Static_assert(sizeof(struct gt_call) == 64, "gt_call layout");
 _Static_assert(sizeof(struct gt_unit) == 40, "gt_unit layout");
@@ -307,7 +315,7 @@ _Static_assert(sizeof(struct gt_task) == 48, "gt_task layout");
 _Static_assert(sizeof(struct gt_name) == 32 + GT_NAME_MAX, "gt_name layout");
 _Static_assert(sizeof(struct gt_loss) == 48, "gt_loss layout");
 _Static_assert(sizeof(struct gt_ustack) == 16568, "gt_ustack layout");
-_Static_assert(sizeof(struct gt_offcpu_start) == 72, "offcpu map value layout");
+_Static_assert(sizeof(struct gt_offcpu_start) == 80, "offcpu map value layout");
 _Static_assert(sizeof(struct gt_call_start) == 16, "calls map value layout");
 
 #endif /* GAPTRACE_H */

@@ -105,6 +105,7 @@ void model__free(struct model *m)
 	free(m->names);
 	free(m->name_alloc);
 	u64map_free(&m->name_idx);
+	u64map_free(&m->futex_seen);
 	free(m);
 }
 

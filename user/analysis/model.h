@@ -53,7 +53,7 @@ struct m_off {
 	uint32_t flags, state, waker_tid;
 	int32_t syscall, ustack, kstack;
 	int32_t waker_syscall; /* -1: none (interrupt or unknown) */
-	uint64_t args[3];
+	uint64_t args[4];      /* gt_offcpu.args; args[3] is 0 in older captures */
 };
 
 struct m_sample {
@@ -169,6 +169,13 @@ struct model {
 	bool *name_alloc; /* names[i] is a CUDA allocation call (api_name_is_alloc) */
 	size_t nnames, names_cap, name_alloc_cap;
 
+	/*
+	 * Futex words by (pid, address): the FUTEX_WAIT_* values waited on over
+	 * the whole capture, FUTEX_SEEN_* bits (classify.c), so that a counter
+	 * passing through 2 is not taken for a contended lock.
+	 */
+	struct u64map futex_seen;
+
 	struct m_hostcall *hostcalls;
 	size_t nhostcalls, hostcalls_cap;
 	bool host_view;		 /* GPU ops were synthesised from libcuda calls */
@@ -177,6 +184,13 @@ struct model {
 
 /* op_id of the GPU ops synthesised from libcuda calls (host-side view). */
 #define M_HOST_OP_ID0 (1ULL << 62)
+
+/*
+ * Pass 1, every off-CPU record (at least GT_OFFCPU_V1_SIZE bytes): notes in
+ * futex_seen the value a futex wait waited on (classify.c, which reads it).
+ */
+struct gt_offcpu;
+void classify__note_futex(struct model *m, const struct gt_offcpu *o);
 
 /* Lookups (model.c). */
 struct m_thread *model__thread(struct model *m, uint32_t tid, bool create);

@@ -215,12 +215,13 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		const struct gt_offcpu *o = rec;
 		struct m_thread *th;
 
-		if (size < sizeof(*o))
+		if (size < GT_OFFCPU_V1_SIZE)
 			break;
 		th = model__thread(m, o->tid, true);
 		th->pid = o->pid;
 		th->known = true;
 		note_ts(p, o->on_ns);
+		classify__note_futex(m, o);
 		break;
 	}
 	case GT_REC_SAMPLE: {

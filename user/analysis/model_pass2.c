@@ -64,7 +64,7 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		struct m_off mo;
 		uint64_t off, on;
 
-		if (size < sizeof(*o))
+		if (size < GT_OFFCPU_V1_SIZE)
 			break;
 		off = (o->flags & GT_OFF_PARTIAL_START) || !o->off_ns ? m->start : o->off_ns;
 		on = o->on_ns;
@@ -81,7 +81,8 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		    .syscall = o->syscall_nr,
 		    .ustack = o->ustack_id,
 		    .kstack = o->kstack_id,
-		    .args = {o->args[0], o->args[1], o->args[2]},
+		    .args = {o->args[0], o->args[1], o->args[2],
+			     size >= sizeof(*o) ? o->args[3] : 0},
 		};
 		keep_off(m, o->tid, &mo);
 		if (!in_windows(m, off, on))

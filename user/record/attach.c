@@ -71,10 +71,37 @@ void probe_table__add_defaults(struct probe_table *t)
 	/* Rare and heavy: called per partition, not per allocation. */
 	static const char *const libc_alloc[] = {"malloc_trim", "munmap"};
 	static const char *const libc_io[] = {"fsync", "fdatasync"};
+	/*
+	 * The driver's allocation calls (absent ones are skipped): pinned, device,
+	 * managed, stream-ordered (and their per-thread-stream _ptsz entries),
+	 * and the virtual memory management calls.  The runtime's
+	 * cudaMalloc, cudaFree and cudaHost calls end in these.
+	 */
 	static const char *const cuda_alloc[] = {
-	    "cuMemHostAlloc", "cuMemFreeHost",	   "cuMemHostRegister_v2", "cuMemHostUnregister",
-	    "cuMemAlloc_v2",  "cuMemFree_v2",	   "cuMemAllocHost_v2",	   "cuMemAllocAsync",
-	    "cuMemFreeAsync", "cuMemAllocManaged", "cuMemAllocPitch_v2",
+	    "cuMemHostAlloc",
+	    "cuMemFreeHost",
+	    "cuMemHostRegister",
+	    "cuMemHostRegister_v2",
+	    "cuMemHostUnregister",
+	    "cuMemAlloc_v2",
+	    "cuMemFree_v2",
+	    "cuMemAllocHost_v2",
+	    "cuMemAllocManaged",
+	    "cuMemAllocPitch_v2",
+	    "cuMemAllocAsync",
+	    "cuMemAllocAsync_ptsz",
+	    "cuMemFreeAsync",
+	    "cuMemFreeAsync_ptsz",
+	    "cuMemAllocFromPoolAsync",
+	    "cuMemAllocFromPoolAsync_ptsz",
+	    "cuMemPoolTrimTo",
+	    "cuMemCreate",
+	    "cuMemRelease",
+	    "cuMemMap",
+	    "cuMemUnmap",
+	    "cuMemSetAccess",
+	    "cuMemAddressReserve",
+	    "cuMemAddressFree",
 	};
 	static const char *const cuda_sync[] = {
 	    "cuStreamSynchronize",
