@@ -58,8 +58,8 @@ static uint64_t rnd(void)
 /* A value from the edges of its range as often as from the middle. */
 static uint64_t hostile(void)
 {
-	static const uint64_t edge[] = {0, 1, UINT64_MAX, UINT64_MAX - 1, 1ULL << 63,
-					(1ULL << 63) - 1, UINT32_MAX, 0x80, 0x7f};
+	static const uint64_t edge[] = {
+	    0, 1, UINT64_MAX, UINT64_MAX - 1, 1ULL << 63, (1ULL << 63) - 1, UINT32_MAX, 0x80, 0x7f};
 	uint64_t k = rnd() % 4;
 
 	if (k == 0)
@@ -493,7 +493,8 @@ static void synth_scenario(struct synth *s, bool compact)
 	synth_thread(s, 200, "worker");
 	synth_thread(s, 201, "holder");
 	for (uint64_t i = 0; i < 50; i++)
-		synth_op(s, 200, 10 + i, T0 + 10 * MS + i * 100 * US, T0 + 10 * MS + i * 100 * US + 20 * US,
+		synth_op(s, 200, 10 + i, T0 + 10 * MS + i * 100 * US,
+			 T0 + 10 * MS + i * 100 * US + 20 * US,
 			 T0 + 10 * MS + i * 100 * US + 90 * US);
 	synth_lock_wait(s, 200, T0 + 20 * MS, T0 + 60 * MS, T0 + 61 * MS, 201);
 	synth_op(s, 200, 100, T0 + 62 * MS, T0 + 62 * MS + 50 * US, T0 + 70 * MS);
@@ -516,7 +517,8 @@ static void same_result(const struct an_result *a, const struct an_result *b)
 		assert_int_equal(a->gaps[i].end_ns, b->gaps[i].end_ns);
 		assert_int_equal(a->gaps[i].tid, b->gaps[i].tid);
 		assert_int_equal(a->gaps[i].launch_ns, b->gaps[i].launch_ns);
-		assert_memory_equal(a->gaps[i].by_cat, b->gaps[i].by_cat, sizeof(a->gaps[i].by_cat));
+		assert_memory_equal(a->gaps[i].by_cat, b->gaps[i].by_cat,
+				    sizeof(a->gaps[i].by_cat));
 	}
 	assert_int_equal(a->clock.pairs, b->clock.pairs);
 	assert_int_equal(a->clock.violations, b->clock.violations);

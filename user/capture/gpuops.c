@@ -25,6 +25,8 @@
 #define F_GEOM	  0x200
 #define F_ALL	  0x3ff
 
+/* Longest entry: context and key, mask, 3 times, 10 masked fields (geometry is 6). */
+#define GPUOPS_MAX_ENTRY (10 + 3 * 5 + 2 + 3 * 10 + 4 * 5 + 10 + 10 + 3 * 5 + 3 + 6 * 5)
 /* Body head: u32 count | u32 flags (0). */
 #define GPUOPS_HEAD 8
 /* Smallest entry: context, mask, start, duration, op id: one byte each. */
@@ -34,6 +36,8 @@
 
 _Static_assert(sizeof(struct gt_gpu_op) == 104, "GPU_OPS codes every byte of gt_gpu_op");
 _Static_assert((ENC_SLOTS & (ENC_SLOTS - 1)) == 0, "slot count is a power of two");
+_Static_assert(GPUOPS_MAX_ENTRY >= 10 + 3 * 5 + 2 + 3 * 10 + 4 * 5 + 2 * 10 + 3 * 5 + 3 + 6 * 5,
+	       "an entry's longest varints fit the room reserved for it");
 
 static uint64_t zigzag(uint64_t delta)
 {
@@ -42,20 +46,18 @@ static uint64_t zigzag(uint64_t delta)
 
 static uint64_t unzigzag(uint64_t v)
 {
-	return (v >> 1) ^ (uint64_t)-(int64_t)(v & 1);
+	return (v >> 1) ^ (uint64_t) - (int64_t)(v & 1);
 }
 
-static void put_varint(struct capture_buf *b, uint64_t v)
+/* Writes v at p (room for 10 bytes); returns the byte after it. */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 {
-	uint8_t tmp[10];
-	size_t n = 0;
-
 	while (v >= 0x80) {
-		tmp[n++] = (uint8_t)(v | 0x80);
+		*p++ = (uint8_t)(v | 0x80);
 		v >>= 7;
 	}
-	tmp[n++] = (uint8_t)v;
-	buf_put(b, tmp, n);
+	*p++ = (uint8_t)v;
+	return p;
 }
 
 /* -1 when the varint runs past len or does not fit 64 bits. */
@@ -141,6 +143,7 @@ int gpuops_enc__add(struct gpuops_enc *e, const struct gt_gpu_op *op)
 	const struct gaptrace_gpu_rec *r = &op->rec;
 	struct gt_gpu_op *pv;
 	uint32_t slot = 0, mask = 0;
+	uint8_t *p;
 	int64_t idx;
 
 	if (!e->slots) {
@@ -150,9 +153,13 @@ int gpuops_enc__add(struct gpuops_enc *e, const struct gt_gpu_op *op)
 	if (!e->body.len)
 		memset(buf_grow(&e->body, GPUOPS_HEAD), 0, GPUOPS_HEAD);
 	idx = enc_lookup(e, r, &slot);
+	if (idx < 0 && e->nctx >= GT_CAP_GPU_MAX_CTX)
+		return 1;
+	/* Room for the longest entry once, then plain stores: this runs per GPU record. */
+	if (e->body.cap - e->body.len < GPUOPS_MAX_ENTRY)
+		gt_grow((void **)&e->body.data, &e->body.cap, e->body.len + GPUOPS_MAX_ENTRY, 1);
+	p = e->body.data + e->body.len;
 	if (idx < 0) {
-		if (e->nctx >= GT_CAP_GPU_MAX_CTX)
-			return 1;
 		idx = e->nctx++;
 		e->slots[slot] = (uint32_t)idx + 1;
 		pv = &e->prev[idx];
@@ -161,13 +168,13 @@ int gpuops_enc__add(struct gpuops_enc *e, const struct gt_gpu_op *op)
 		pv->rec.kind = r->kind;
 		pv->rec.device = r->device;
 		pv->rec.stream = r->stream;
-		put_varint(&e->body, 0);
-		put_varint(&e->body, r->kind);
-		put_varint(&e->body, r->device);
-		put_varint(&e->body, r->stream);
+		p = put_varint(p, 0);
+		p = put_varint(p, r->kind);
+		p = put_varint(p, r->device);
+		p = put_varint(p, r->stream);
 	} else {
 		pv = &e->prev[idx];
-		put_varint(&e->body, (uint64_t)idx + 1);
+		p = put_varint(p, (uint64_t)idx + 1);
 	}
 	mask |= op->hdr.cpu != pv->hdr.cpu ? F_CPU : 0;
 	mask |= op->hdr.ts_ns != pv->hdr.ts_ns ? F_TS : 0;
@@ -182,34 +189,37 @@ int gpuops_enc__add(struct gpuops_enc *e, const struct gt_gpu_op *op)
 			memcmp(r->block, pv->rec.block, sizeof(r->block))
 		    ? F_GEOM
 		    : 0;
-	put_varint(&e->body, mask);
-	put_varint(&e->body, zigzag(r->start_ns - pv->rec.start_ns));
-	put_varint(&e->body, zigzag(r->end_ns - r->start_ns));
-	put_varint(&e->body, zigzag(r->op_id - pv->rec.op_id));
-	if (mask & F_CPU)
-		put_varint(&e->body, op->hdr.cpu);
-	if (mask & F_TS)
-		put_varint(&e->body, zigzag(op->hdr.ts_ns - pv->hdr.ts_ns));
-	if (mask & F_PID)
-		put_varint(&e->body, op->pid);
-	if (mask & F_TID)
-		put_varint(&e->body, op->tid);
-	if (mask & F_BYTES)
-		put_varint(&e->body, zigzag(r->bytes - pv->rec.bytes));
-	if (mask & F_CONTEXT)
-		put_varint(&e->body, r->context);
-	if (mask & F_NAME)
-		put_varint(&e->body, r->name_id);
-	if (mask & F_SUBKIND)
-		put_varint(&e->body, r->subkind);
-	if (mask & F_RTID)
-		put_varint(&e->body, r->tid);
-	if (mask & F_GEOM) {
-		for (int i = 0; i < 3; i++)
-			put_varint(&e->body, r->grid[i]);
-		for (int i = 0; i < 3; i++)
-			put_varint(&e->body, r->block[i]);
+	p = put_varint(p, mask);
+	p = put_varint(p, zigzag(r->start_ns - pv->rec.start_ns));
+	p = put_varint(p, zigzag(r->end_ns - r->start_ns));
+	p = put_varint(p, zigzag(r->op_id - pv->rec.op_id));
+	if (mask) {
+		if (mask & F_CPU)
+			p = put_varint(p, op->hdr.cpu);
+		if (mask & F_TS)
+			p = put_varint(p, zigzag(op->hdr.ts_ns - pv->hdr.ts_ns));
+		if (mask & F_PID)
+			p = put_varint(p, op->pid);
+		if (mask & F_TID)
+			p = put_varint(p, op->tid);
+		if (mask & F_BYTES)
+			p = put_varint(p, zigzag(r->bytes - pv->rec.bytes));
+		if (mask & F_CONTEXT)
+			p = put_varint(p, r->context);
+		if (mask & F_NAME)
+			p = put_varint(p, r->name_id);
+		if (mask & F_SUBKIND)
+			p = put_varint(p, r->subkind);
+		if (mask & F_RTID)
+			p = put_varint(p, r->tid);
+		if (mask & F_GEOM) {
+			for (int i = 0; i < 3; i++)
+				p = put_varint(p, r->grid[i]);
+			for (int i = 0; i < 3; i++)
+				p = put_varint(p, r->block[i]);
+		}
 	}
+	e->body.len = (size_t)(p - e->body.data);
 	*pv = *op;
 	e->count++;
 	put_u32(e->body.data, e->count);

@@ -177,16 +177,21 @@ struct capture_writer *capture_writer__open_fd(int fd, const char *const *kv, si
 
 static int gpu_event(struct capture_writer *w, const void *rec)
 {
-	struct gt_gpu_op op;
+	const struct gt_gpu_op *op = rec;
+	struct gt_gpu_op copy;
 	int err;
 
-	memcpy(&op, rec, sizeof(op));
-	if (gpuops_enc__add(&w->gpu, &op)) {
+	/* Records built as structs are read in place; a byte buffer may be unaligned. */
+	if ((uintptr_t)rec & (_Alignof(struct gt_gpu_op) - 1)) {
+		memcpy(&copy, rec, sizeof(copy));
+		op = &copy;
+	}
+	if (gpuops_enc__add(&w->gpu, op)) {
 		/* Out of contexts: this block is done, the next starts afresh. */
 		err = capture_writer__flush(w);
 		if (err)
 			return err;
-		gpuops_enc__add(&w->gpu, &op);
+		gpuops_enc__add(&w->gpu, op);
 	}
 	w->events++;
 	if (w->gpu.body.len >= GT_CAP_EVENTS_FLUSH)

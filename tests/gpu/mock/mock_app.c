@@ -9,6 +9,9 @@
  * DIR/other exists, another CUPTI client tries to subscribe (mock_other_client,
  * logged in MOCK_EVENTS); once DIR/stop exists, the run ends.  Links mock_cuda.c's
  * libcuda.so.1, whose entry points the host-side view (libcuda uprobes) sees.
+ * MOCK_LOOP=N: instead, a launch-bound loop of N 2-us kernels (a sync every
+ * 1000), the shape whose capture bytes and recorder CPU issue #14 bounds;
+ * it prints the launch rate.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -65,6 +68,20 @@ int main(int argc, char **argv)
 		snprintf(stop_path, sizeof(stop_path), "%s/stop", ctl);
 	}
 	t0 = now();
+	if (getenv("MOCK_LOOP")) {
+		long loops = atol(getenv("MOCK_LOOP"));
+
+		for (long i = 0; i < loops; i++) {
+			cuLaunchKernel();
+			mock_launch("_Z8fill_kerv", 2000, 0);
+			if (i % 1000 == 999)
+				mock_sync();
+		}
+		mock_sync();
+		printf("mock_app: loop=%ld wall=%.3fs rate=%.0f/s\n", loops, (now() - t0) / 1e9,
+		       loops / ((now() - t0) / 1e9));
+		return 0;
+	}
 	deadline = secs > 0 ? t0 + (uint64_t)(secs * 1e9) : 0;
 	for (u = 0; (u < units || (deadline && now() < deadline)) && n < MAX_INJ; u++) {
 		mock_marker("partition", 1);
