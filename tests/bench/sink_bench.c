@@ -116,8 +116,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sink_bench: %s\n", err);
 		return 1;
 	}
-	record_sink__init(&s, &(struct record_sink_cfg){.ops = &ops, .w = w, .path = path,
-							  .min_gap_ns = 1000000});
+	record_sink__init(&s, &(struct record_sink_cfg){
+				  .ops = &ops, .w = w, .path = path, .min_gap_ns = 1000000});
 	c0 = cpu_ns();
 	for (long i = 0; i < batches; i++) {
 		fill_batch(b, &t, &corr, (uint64_t)i);
@@ -134,8 +134,8 @@ int main(int argc, char **argv)
 		return 1;
 	printf("sink_bench: %ld batches, %llu GPU records: %.1f ns of CPU per GPU record "
 	       "(filling the batches included), %.2f capture bytes per operation\n",
-	       batches, (unsigned long long)s.gpu_ops * 2, (double)(c1 - c0) / (double)(s.gpu_ops * 2),
-	       (double)st.st_size / (double)s.gpu_ops);
+	       batches, (unsigned long long)s.gpu_ops * 2,
+	       (double)(c1 - c0) / (double)(s.gpu_ops * 2), (double)st.st_size / (double)s.gpu_ops);
 	if (argc <= 2)
 		unlink(path);
 	free(b);

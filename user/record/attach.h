@@ -84,6 +84,13 @@ unsigned attacher__uprobe_links(const struct attacher *a);
 unsigned attacher__sample_events(const struct attacher *a);
 /* True once a USDT probe of the given name was attached anywhere. */
 bool attacher__has_usdt(const struct attacher *a, const char *name);
+/*
+ * Closes the samplers and starts closing the links on a thread: the kernel
+ * waits a grace period per uprobe link, one link after the other (~50 ms each
+ * here), so the recorder finishes its capture meanwhile.  attacher__free
+ * waits for the rest.
+ */
+void attacher__detach_start(struct attacher *a);
 /* Detaches everything (links and perf events). NULL-safe. */
 void attacher__free(struct attacher *a);
 

@@ -452,6 +452,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = {};
 	struct recorder r = {.o = &o, .pidfd = -1, .go_fd = -1};
+	struct attacher *detaching = NULL;
 	struct capture_buf kv = {}, probes = {};
 	const char *kvs[64];
 	char err[512], exe[PATH_MAX];
@@ -658,7 +659,9 @@ int cmd_record(int argc, char **argv)
 			 "usdt (CUPTI library offered, never loaded: no CUDA in the target)");
 	else if (o.gpu.injected && !r.target_gone)
 		gpu_grace(&r);
-	attacher__free(r.att);
+	/* The links close while the rest of the capture is written; joined at the end. */
+	detaching = r.att;
+	attacher__detach_start(detaching);
 	r.att = attacher__new(r.skel, &o.probes);
 	do
 		r.rb_behind = false;
@@ -706,6 +709,8 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)r.stats[GT_STAT_RB_LOST], (r.end_ns - r.start_ns) / 1e9,
 			o.output);
 	}
+	attacher__free(detaching);
+	detaching = NULL;
 	record__report_cpu(&r);
 	ret = e ? GT_EXIT_FAIL : GT_EXIT_OK;
 
@@ -719,6 +724,7 @@ cleanup:
 		close(status_fd);
 	capture_writer__close(r.w);
 	ring_buffer__free(r.rb);
+	attacher__free(detaching);
 	attacher__free(r.att);
 	gaptrace_bpf__destroy(r.skel);
 	syms_cache__free(r.syms);
