@@ -11,7 +11,9 @@
  * libcuda.so.1, whose entry points the host-side view (libcuda uprobes) sees.
  * MOCK_LOOP=N: instead, a launch-bound loop of N 2-us kernels (a sync every
  * 1000), the shape whose capture bytes and recorder CPU issue #14 bounds;
- * it prints the launch rate.
+ * it prints the launch rate.  MOCK_LOOP=0 loops until killed and prints what
+ * tests/gpu/launch_loop.cu prints, so tools/gpu-bench runs on the mock
+ * (GPU_BENCH_LOOP).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -70,12 +72,25 @@ int main(int argc, char **argv)
 	t0 = now();
 	if (getenv("MOCK_LOOP")) {
 		long loops = atol(getenv("MOCK_LOOP"));
+		uint64_t win = now(), in_win = 0;
 
-		for (long i = 0; i < loops; i++) {
+		/* 0: forever, printing launch_loop.cu's READY and per-250-ms "W" lines (gpu-bench). */
+		if (!loops) {
+			printf("READY 1\n");
+			fflush(stdout);
+		}
+		for (long i = 0; !loops || i < loops; i++) {
 			cuLaunchKernel();
 			mock_launch("_Z8fill_kerv", 2000, 0);
 			if (i % 1000 == 999)
 				mock_sync();
+			in_win++;
+			if (!loops && now() - win >= 250000000) {
+				win = now();
+				printf("W %" PRIu64 " %" PRIu64 "\n", win, in_win);
+				fflush(stdout);
+				in_win = 0;
+			}
 		}
 		mock_sync();
 		printf("mock_app: loop=%ld wall=%.3fs rate=%.0f/s\n", loops, (now() - t0) / 1e9,
