@@ -202,8 +202,8 @@ static void read_back(struct fx *f)
 	c = capture__open(f->path, err, sizeof(err));
 	assert_non_null(c);
 	while (capture__next(c, &b) == 1) {
-		if (b.type == GT_BLK_EVENTS)
-			assert_int_equal(capture__events(b.body, b.len, on_event, f), 0);
+		if (capture__has_records(b.type))
+			assert_int_equal(capture__records(b.type, b.body, b.len, on_event, f), 0);
 		else if (b.type == GT_BLK_STACKS)
 			assert_int_equal(capture__stacks(b.body, b.len, on_stack, f), 0);
 		else if (b.type == GT_BLK_SYMBOLS)

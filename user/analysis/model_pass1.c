@@ -505,6 +505,12 @@ int model__pass1(struct capture *c, struct model *m, struct an_result *r)
 				    r, "an EVENTS block holds a malformed record: the rest "
 				       "of that block was skipped");
 			break;
+		case GT_BLK_GPU_OPS:
+			if (capture__gpu_ops(b.body, b.len, pass1_record, &p) < 0)
+				model__add_warning(
+				    r, "a GPU_OPS block is malformed: the rest of that block "
+				       "was skipped");
+			break;
 		case GT_BLK_STACKS:
 			capture__stacks(b.body, b.len, stack_cb, m);
 			break;

@@ -204,8 +204,7 @@ void model__pass2(struct capture *c, struct model *m, struct an_result *r)
 		return;
 	capture__rewind(c);
 	while (capture__next(c, &b) == 1)
-		if (b.type == GT_BLK_EVENTS)
-			capture__events(b.body, b.len, pass2_record, m);
+		capture__records(b.type, b.body, b.len, pass2_record, m);
 	for (size_t i = 0; i < m->nthreads; i++) {
 		struct m_thread *t = &m->threads[i];
 

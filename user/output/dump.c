@@ -280,8 +280,7 @@ int cmd_dump(int argc, char **argv)
 		capture__rewind(c);
 	}
 	while (capture__next(c, &b) == 1)
-		if (b.type == GT_BLK_EVENTS)
-			capture__events(b.body, b.len, dump_rec, &d);
+		capture__records(b.type, b.body, b.len, dump_rec, &d);
 	for (size_t i = 0; i < capture__nwarnings(c); i++)
 		gt_warn("%s", capture__warning(c, i));
 	capture__close(c);

@@ -23,6 +23,7 @@ struct info_stats {
 	uint64_t blocks[NBLOCK_KINDS], block_bytes[NBLOCK_KINDS];
 	uint64_t unknown_blocks;
 	uint64_t recs[GT_REC_MAX], unknown_recs;
+	uint64_t gpu_block_recs; /* GPU operations held in GPU_OPS blocks */
 	uint64_t counters_lost_ringbuf, counters_lost_stack, counters_lost_map, counters_gpu_trunc;
 	char stop_reason[32];
 	uint64_t end_ns;
@@ -37,7 +38,7 @@ struct info_stats {
 
 static int block_slot(uint32_t type)
 {
-	return type == GT_BLK_HEADER ? 0 : (type >= 1 && type <= 7 ? (int)type : -1);
+	return type == GT_BLK_HEADER ? 0 : (type >= 1 && type <= GT_BLK_GPU_OPS ? (int)type : -1);
 }
 
 static int count_rec(const void *rec, size_t size, void *ctx)
@@ -181,9 +182,14 @@ int cmd_info(int argc, char **argv)
 		}
 		s.blocks[slot]++;
 		s.block_bytes[slot] += b.len;
-		if (b.type == GT_BLK_EVENTS)
+		if (b.type == GT_BLK_GPU_OPS) {
+			uint64_t before = s.recs[GT_REC_GPU_OP];
+
+			capture__gpu_ops(b.body, b.len, count_rec, &s);
+			s.gpu_block_recs += s.recs[GT_REC_GPU_OP] - before;
+		} else if (b.type == GT_BLK_EVENTS) {
 			capture__events(b.body, b.len, count_rec, &s);
-		else if (b.type == GT_BLK_COUNTERS || b.type == GT_BLK_END)
+		} else if (b.type == GT_BLK_COUNTERS || b.type == GT_BLK_END)
 			capture__kv(b.body, b.len, counters_cb, &s);
 	}
 	capture__rewind(c);
@@ -244,6 +250,17 @@ int cmd_info(int argc, char **argv)
 		for (int i = 1; i < GT_REC_MAX; i++)
 			json_ku64(&j, rec_names[i], s.recs[i]);
 		json_obj_end(&j);
+		/* What the compact GPU blocks cost: the figure issue #14 bounds. */
+		json_key(&j, "gpu_ops_blocks");
+		json_obj_begin(&j);
+		json_ku64(&j, "blocks", s.blocks[GT_BLK_GPU_OPS]);
+		json_ku64(&j, "records", s.gpu_block_recs);
+		json_ku64(&j, "bytes", s.block_bytes[GT_BLK_GPU_OPS]);
+		json_kdouble(&j, "bytes_per_record",
+			     s.gpu_block_recs
+				 ? (double)s.block_bytes[GT_BLK_GPU_OPS] / (double)s.gpu_block_recs
+				 : 0.0);
+		json_obj_end(&j);
 		json_ku64(&j, "lost_events", lost);
 		json_key(&j, "lost");
 		json_obj_begin(&j);
@@ -292,8 +309,8 @@ int cmd_info(int argc, char **argv)
 		json_obj_end(&j);
 	} else {
 		static const char *const bnames[NBLOCK_KINDS] = {
-		    "HEADER",	"EVENTS",   "STACKS", "SYMBOLS",
-		    "MAPPINGS", "COUNTERS", "PROBES", "END",
+		    "HEADER",	"EVENTS", "STACKS", "SYMBOLS", "MAPPINGS",
+		    "COUNTERS", "PROBES", "END",    "GPU_OPS",
 		};
 
 		printf("capture:  %s (%s, format %u.%u, %s)\n", gt_clean(capture__path(c)),
@@ -313,7 +330,7 @@ int cmd_info(int argc, char **argv)
 		       s.stop_reason[0] ? gt_clean(s.stop_reason) : "?", hdr(c, "sched_attach"),
 		       hdr(c, "sample_period_ns"), hdr(c, "ringbuf_bytes"));
 		printf("blocks:  ");
-		for (int i = 0; i < NBLOCK_KINDS - 1; i++)
+		for (int i = 0; i < NBLOCK_KINDS; i++)
 			if (s.blocks[i])
 				printf(" %s %llu", bnames[i], (unsigned long long)s.blocks[i]);
 		if (s.unknown_blocks)
@@ -322,6 +339,11 @@ int cmd_info(int argc, char **argv)
 		for (int i = 1; i < GT_REC_MAX; i++)
 			if (s.recs[i])
 				printf(" %s %llu", rec_names[i], (unsigned long long)s.recs[i]);
+		if (s.gpu_block_recs)
+			printf("\ngpu ops:  %llu in GPU_OPS blocks, %s (%.1f bytes each)",
+			       (unsigned long long)s.gpu_block_recs,
+			       gt_fmt_bytes(s.block_bytes[GT_BLK_GPU_OPS], d1, sizeof(d1)),
+			       (double)s.block_bytes[GT_BLK_GPU_OPS] / (double)s.gpu_block_recs);
 		printf("\nthreads:  %zu:", r->nthreads);
 		for (size_t i = 0; i < r->nthreads && i < 12; i++)
 			printf(" %s:%u", r->threads[i].comm[0] ? gt_clean(r->threads[i].comm) : "?",

@@ -5,6 +5,7 @@
  * so untraced processes never pay for them.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,11 @@ struct attacher {
 	size_t attached_cap;
 	bool gone; /* the target exited while probes were being attached */
 	bool gone_said;
+	pthread_t detacher; /* attacher__detach's thread */
+	bool detaching;
+	bool detached;	    /* attacher__detach ran: later links close at once */
+	size_t ndetach;	    /* links handed to the detacher */
+	uint64_t detach_from_ns;
 };
 
 static const char *const usdt_names[] = {
@@ -198,6 +204,11 @@ struct attacher *attacher__new(struct gaptrace_bpf *skel, const struct probe_tab
 
 static void add_link(struct attacher *a, struct bpf_link *l)
 {
+	/* A process followed during the final drain: the detacher owns the list. */
+	if (a->detached) {
+		bpf_link__destroy(l);
+		return;
+	}
 	gt_grow((void **)&a->links, &a->links_cap, a->nlinks, sizeof(*a->links));
 	a->links[a->nlinks++] = l;
 }
@@ -708,14 +719,77 @@ bool attacher__has_usdt(const struct attacher *a, const char *name)
 	return false;
 }
 
+/* Most threads one stop spends on closing links. */
+#define DETACH_THREADS 32
+
+struct detach_slice {
+	struct bpf_link **links;
+	size_t n, from, step;
+};
+
+static void *detach_slice(void *arg)
+{
+	struct detach_slice *d = arg;
+
+	for (size_t i = d->from; i < d->n; i += d->step)
+		bpf_link__destroy(d->links[i]);
+	return NULL;
+}
+
+/*
+ * Each uprobe link's close unregisters its uprobe and waits for a grace
+ * period: ~70 ms each here (23 s seen for one under load), one after the
+ * other for every library of a PyTorch target.  Closed from several threads,
+ * the waits overlap.  Links a thread cannot be started for are closed here.
+ */
+static void destroy_links(struct bpf_link **links, size_t n)
+{
+	struct detach_slice d[DETACH_THREADS];
+	pthread_t th[DETACH_THREADS];
+	bool started[DETACH_THREADS] = {};
+	size_t nth = GT_MIN(n, (size_t)DETACH_THREADS);
+
+	for (size_t k = 0; k < nth; k++) {
+		d[k] = (struct detach_slice){links, n, k, nth};
+		/* The first slice is this thread's own work. */
+		started[k] = k && !pthread_create(&th[k], NULL, detach_slice, &d[k]);
+	}
+	for (size_t k = 0; k < nth; k++)
+		if (!started[k])
+			detach_slice(&d[k]);
+	for (size_t k = 0; k < nth; k++)
+		if (started[k])
+			pthread_join(th[k], NULL);
+}
+
+static void *detach_all(void *arg)
+{
+	struct attacher *a = arg;
+
+	destroy_links(a->links, a->ndetach);
+	return NULL;
+}
+
+/*
+ * Samplers stop now; links close on a thread while the recorder finishes the
+ * capture (attacher__free waits for it).  The counts and the attached list
+ * stay readable for the END block.
+ */
 void attacher__detach(struct attacher *a)
 {
-	for (size_t i = 0; i < a->nlinks; i++)
-		bpf_link__destroy(a->links[i]);
-	a->nlinks = 0;
+	if (a->detached)
+		return;
+	a->detached = true;
 	for (size_t i = 0; i < a->nperf; i++)
 		close(a->perf_fds[i]);
 	a->nperf = 0;
+	a->ndetach = a->nlinks;
+	a->detach_from_ns = gt_now_mono_ns();
+	a->detaching = a->ndetach && !pthread_create(&a->detacher, NULL, detach_all, a);
+	if (!a->detaching && a->ndetach) {
+		detach_all(a);
+		a->ndetach = 0;
+	}
 }
 
 void attacher__free(struct attacher *a)
@@ -723,6 +797,11 @@ void attacher__free(struct attacher *a)
 	if (!a)
 		return;
 	attacher__detach(a);
+	if (a->detaching)
+		pthread_join(a->detacher, NULL);
+	if (a->ndetach)
+		gt_dbg("detached %zu uprobe/USDT links in %.1f ms", a->ndetach,
+		       (double)(gt_now_mono_ns() - a->detach_from_ns) / 1e6);
 	free(a->links);
 	free(a->perf_fds);
 	free(a->seen);

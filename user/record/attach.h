@@ -91,12 +91,15 @@ bool attacher__target_gone(struct attacher *a, pid_t pid);
  * as many as fit; returns the length written.
  */
 size_t attacher__attached_names(const struct attacher *a, char *buf, size_t len);
-/* Detaches everything (links and perf events). NULL-safe. */
 /*
- * Removes every probe and sampler; the counts and the attached list stay
+ * Removes every probe and sampler: the samplers at once, the links on a
+ * thread (the kernel waits a grace period per uprobe link, one after the
+ * other, ~50-70 ms each here) while the recorder finishes its capture;
+ * attacher__free waits for it.  The counts and the attached list stay
  * readable for the capture's END block.
  */
 void attacher__detach(struct attacher *a);
+/* Waits for the detach, frees everything. NULL-safe. */
 void attacher__free(struct attacher *a);
 
 #endif /* GT_ATTACH_H */

@@ -673,6 +673,7 @@ int cmd_record(int argc, char **argv)
 			 "usdt (CUPTI library offered, never loaded: no CUDA in the target)");
 	else if (o.gpu.injected && !r.target_gone)
 		gpu_grace(&r);
+	/* The links close while the rest of the capture is written; joined at the end. */
 	attacher__detach(r.att);
 	do
 		r.rb_behind = false;
@@ -720,6 +721,9 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)r.stats[GT_STAT_RB_LOST], (r.end_ns - r.start_ns) / 1e9,
 			o.output);
 	}
+	/* Waits for the links still closing. */
+	attacher__free(r.att);
+	r.att = NULL;
 	record__report_cpu(&r);
 	ret = e ? GT_EXIT_FAIL : GT_EXIT_OK;
 

@@ -174,7 +174,9 @@ static void split_batch(struct record_sink *s, const struct gt_gpu_batch *b, siz
 	op.pid = b->pid;
 	op.tid = b->tid;
 	for (uint32_t i = 0; i < n; i++) {
-		memset(&op.rec, 0, sizeof(op.rec));
+		/* Bytes past the producer's record size are not its data. */
+		if (keep < GT_GPU_REC_SIZE)
+			memset(&op.rec, 0, sizeof(op.rec));
 		memcpy(&op.rec, b->data + (size_t)i * GT_GPU_REC_SIZE, keep);
 		record_sink__put(s, &op, sizeof(op));
 		count_gpu_op(s, &op.rec);

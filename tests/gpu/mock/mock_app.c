@@ -12,6 +12,11 @@
  * DIR/other exists, another CUPTI client tries to subscribe (mock_other_client,
  * logged in MOCK_EVENTS); once DIR/stop exists, the run ends.  Links mock_cuda.c's
  * libcuda.so.1, whose entry points the host-side view (libcuda uprobes) sees.
+ * MOCK_LOOP=N: instead, a launch-bound loop of N 2-us kernels (a sync every
+ * 1000), the shape whose capture bytes and recorder CPU issue #14 bounds;
+ * it prints the launch rate.  MOCK_LOOP=0 loops until killed and prints what
+ * tests/gpu/launch_loop.cu prints, so tools/gpu-bench runs on the mock
+ * (GPU_BENCH_LOOP).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -98,6 +103,33 @@ int main(int argc, char **argv)
 		snprintf(stop_path, sizeof(stop_path), "%s/stop", ctl);
 	}
 	t0 = now();
+	if (getenv("MOCK_LOOP")) {
+		long loops = atol(getenv("MOCK_LOOP"));
+		uint64_t win = now(), in_win = 0;
+
+		/* 0: forever, printing launch_loop.cu's READY and per-250-ms "W" lines (gpu-bench). */
+		if (!loops) {
+			printf("READY 1\n");
+			fflush(stdout);
+		}
+		for (long i = 0; !loops || i < loops; i++) {
+			cuLaunchKernel();
+			mock_launch("_Z8fill_kerv", 2000, 0);
+			if (i % 1000 == 999)
+				mock_sync();
+			in_win++;
+			if (!loops && now() - win >= 250000000) {
+				win = now();
+				printf("W %" PRIu64 " %" PRIu64 "\n", win, in_win);
+				fflush(stdout);
+				in_win = 0;
+			}
+		}
+		mock_sync();
+		printf("mock_app: loop=%ld wall=%.3fs rate=%.0f/s\n", loops, (now() - t0) / 1e9,
+		       loops / ((now() - t0) / 1e9));
+		return 0;
+	}
 	deadline = secs > 0 ? t0 + (uint64_t)(secs * 1e9) : 0;
 	for (u = 0; (u < units || (deadline && now() < deadline)) && n < MAX_INJ; u++) {
 		mock_marker("partition", 1);
