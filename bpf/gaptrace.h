@@ -19,7 +19,7 @@
 #include "gaptrace-usdt.h"
 
 #define GT_COMM_LEN	 16
-#define GT_STACK_DEPTH	 64			/* frames kept per stack (stack map value) */
+#define GT_STACK_DEPTH	 64			/* frames kept per stack */
 #define GT_NAME_MAX	 256			/* interned GPU/API names, bytes incl. NUL */
 #define GT_GPU_REC_SIZE	 80			/* sizeof(struct gaptrace_gpu_rec) */
 #define GT_GPU_BATCH_MAX GAPTRACE_GPU_BATCH_MAX /* records read per gpu_batch firing */
@@ -75,7 +75,7 @@ struct gt_offcpu {
 	__u32 waker_pid;
 	__u32 waker_tid;  /* 0: unknown */
 	__s32 syscall_nr; /* syscall blocked in, -1: none */
-	__s32 ustack_id;  /* stack map id, < 0: none (negative errno) */
+	__s32 ustack_id;  /* stack id (struct gt_stack), < 0: none */
 	__s32 kstack_id;
 	__s32 waker_syscall; /* syscall the waker was in, -1: none/interrupt */
 	__u64 args[3];	     /* first syscall arguments */
