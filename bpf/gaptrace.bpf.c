@@ -80,12 +80,45 @@ struct {
 	__type(value, struct stack_memo);
 } stack_memos SEC(".maps");
 
+/*
+ * Stack ids that last (issue #12).  A stack trace map never frees a bucket
+ * and refuses a stack whose bucket another holds (~100k stacks lost a minute
+ * at 16384 buckets), and deleting ids the recorder has copied would let a
+ * late record (off-CPU records leave at switch-in, the memo reuses ids) name
+ * a bucket refilled with another stack.  So: walk into a per-CPU buffer,
+ * look the frames up in an LRU hash (frames -> id), and on a miss make a new
+ * id, never reused in this recording, whose frames go into the ring buffer
+ * ahead of the record that carries it.  An eviction costs a resend of the
+ * frames, never a lost or wrong stack.  Per walk this hashes a 512-byte key
+ * where the trace map hashed the frames; no lookup is added where no walk is.
+ */
+#define STACK_ID_BITS	  30 /* ids stay below the recorder's DWARF ids (1 << 30) */
+#define STACK_KEY_PID	  (1ULL << 63)
+#define STACK_SLOT_SWITCH 0
+#define STACK_SLOT_SAMPLE 1
+
+/* Set by the recorder: the low bits of an id that name its CPU and slot. */
+const volatile __u32 cfg_stack_id_shift = 16;
+
+struct stack_buf {
+	struct gt_stack rec;
+	__u32 next; /* ids this CPU and slot made so far */
+};
+
+/* A slot for switches and one for samples, so a sample that interrupts a walk cannot clobber it. */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct stack_buf);
+} stack_bufs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, GT_STACK_DEPTH * sizeof(__u64));
-} stacks SEC(".maps");
+	__uint(key_size, GT_STACK_DEPTH * sizeof(__u64)); /* frames, 0-padded (+ tgid) */
+	__uint(value_size, sizeof(__s32));
+} stack_ids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -189,16 +222,61 @@ static __always_inline void fill_hdr(struct gt_hdr *h, __u16 type, __u16 size, _
 	h->ts_ns = now;
 }
 
-static __always_inline __s32 get_stack(void *ctx, __u64 flags, bool want)
+/* The id of the current stack (see stack_ids), its frames sent if the id is new; -1 if none. */
+static __always_inline __s32 get_stack(void *ctx, __u64 flags, bool want, __u32 slot)
 {
-	long id;
+	struct stack_buf *b;
+	__s32 *known, id;
+	__u32 nr, size;
+	long n;
 
 	if (!want)
 		return -1;
-	id = bpf_get_stackid(ctx, &stacks, flags);
-	if (id < 0 && id != -EFAULT)
+	b = bpf_map_lookup_elem(&stack_bufs, &slot);
+	if (!b)
+		return -1;
+	n = bpf_get_stack(ctx, b->rec.ips, sizeof(b->rec.ips), flags);
+	if (n <= 0) {
+		/* -EFAULT: no user stack to walk (a kernel thread), nothing lost. */
+		if (n < 0 && n != -EFAULT)
+			stat_inc(GT_STAT_STACK_LOST);
+		return -1;
+	}
+	nr = (__u32)n / sizeof(__u64);
+	if (nr > GT_STACK_DEPTH)
+		nr = GT_STACK_DEPTH;
+	b->rec.pid = 0;
+	b->rec.flags = GT_STACK_REC_KERNEL;
+	if (flags & BPF_F_USER_STACK) {
+		b->rec.pid = bpf_get_current_pid_tgid() >> 32;
+		b->rec.flags = 0;
+		/* Same addresses in two processes are two stacks: the key ends with the tgid. */
+		if (nr < GT_STACK_DEPTH)
+			b->rec.ips[nr] = STACK_KEY_PID | b->rec.pid;
+	}
+	known = bpf_map_lookup_elem(&stack_ids, b->rec.ips);
+	if (known)
+		return *known;
+	if (b->next >= (1U << (STACK_ID_BITS - cfg_stack_id_shift))) {
 		stat_inc(GT_STAT_STACK_LOST);
-	return (__s32)id;
+		return -1;
+	}
+	id = (__s32)(b->next++ << cfg_stack_id_shift | bpf_get_smp_processor_id() << 1 | slot);
+	size = offsetof(struct gt_stack, ips) + nr * sizeof(__u64);
+	b->rec.hdr.type = GT_REC_STACK;
+	b->rec.hdr.size = (__u16)size;
+	b->rec.hdr.cpu = 0;
+	b->rec.hdr.ts_ns = 0;
+	b->rec.id = id;
+	b->rec.nr = (__u16)nr;
+	/* Frames first, id known second: no record can carry an id without them. */
+	if (bpf_ringbuf_output(&events, &b->rec, size, BPF_RB_NO_WAKEUP)) {
+		stat_inc(GT_STAT_RB_LOST);
+		stat_inc(GT_STAT_STACK_LOST);
+		return -1;
+	}
+	bpf_map_update_elem(&stack_ids, b->rec.ips, &id, BPF_NOEXIST);
+	return id;
 }
 
 /*
@@ -494,8 +572,8 @@ static __always_inline void switch_stacks(void *ctx, struct pt_regs *regs,
 		stat_inc(GT_STAT_STACK_REUSED);
 		return;
 	}
-	si->ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks);
-	si->kstack_id = get_stack(ctx, 0, kwant);
+	si->ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks, STACK_SLOT_SWITCH);
+	si->kstack_id = get_stack(ctx, 0, kwant, STACK_SLOT_SWITCH);
 	if (!mm)
 		return;
 	mm->ip = ip;
@@ -844,6 +922,7 @@ SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	__s32 ustack_id, kstack_id;
 	struct gt_sample *rec;
 	struct pt_regs *regs;
 	bool kernel;
@@ -854,21 +933,24 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	now = bpf_ktime_get_ns();
 	if (cfg_dwarf_sample_bytes)
 		sample_ustack(id, now);
+	/* The perf ctx allows only full-width loads of the saved registers. */
+	kernel = (*(__u64 *)&ctx->regs.cs & 3) == 0;
+	/* Walked before the record is reserved: a new id's frames must come first. */
+	ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks, STACK_SLOT_SAMPLE);
+	kstack_id = kernel ? get_stack(ctx, 0, cfg_kstacks, STACK_SLOT_SAMPLE) : -1;
 	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_SAMPLE);
 	if (!rec)
 		return 0;
 	fill_hdr(&rec->hdr, GT_REC_SAMPLE, sizeof(*rec), now);
 	rec->pid = id >> 32;
 	rec->tid = (__u32)id;
-	/* The perf ctx allows only full-width loads of the saved registers. */
-	kernel = (*(__u64 *)&ctx->regs.cs & 3) == 0;
 	rec->flags = kernel ? GT_SAMPLE_KERNEL : 0;
 	rec->ip = ctx->regs.ip;
 	rec->pcount = BPF_CORE_READ(bpf_get_current_task_btf(), sched_info.pcount);
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	rec->syscall_nr = kernel ? regs_syscall(regs, NULL) : -1;
-	rec->ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks);
-	rec->kstack_id = kernel ? get_stack(ctx, 0, cfg_kstacks) : -1;
+	rec->ustack_id = ustack_id;
+	rec->kstack_id = kstack_id;
 	submit(rec, false);
 	return 0;
 }

@@ -20,7 +20,7 @@
 
 #define GT_COMM_LEN	 16
 #define GT_TGID_LIMIT	 (1u << 22) /* PID_MAX_LIMIT on 64-bit: target_bits covers every tgid */
-#define GT_STACK_DEPTH	 64	    /* frames kept per stack (stack map value) */
+#define GT_STACK_DEPTH	 64	    /* frames kept per stack */
 #define GT_NAME_MAX	 256	    /* interned GPU/API names, bytes incl. NUL */
 #define GT_GPU_REC_SIZE	 80	    /* sizeof(struct gaptrace_gpu_rec) */
 #define GT_GPU_BATCH_MAX GAPTRACE_GPU_BATCH_MAX /* records read per gpu_batch firing */
@@ -37,6 +37,7 @@ enum gt_rec_type {
 	GT_REC_NAME = 9,       /* struct gt_name */
 	GT_REC_LOSS = 10,      /* struct gt_loss (written by the recorder) */
 	GT_REC_USTACK = 11,    /* struct gt_ustack (ring buffer only: --stacks dwarf) */
+	GT_REC_STACK = 12,     /* struct gt_stack (ring buffer only: a stack id's frames) */
 	GT_REC_MAX
 };
 
@@ -75,7 +76,7 @@ struct gt_offcpu {
 	__u32 waker_pid;
 	__u32 waker_tid;  /* 0: unknown */
 	__s32 syscall_nr; /* syscall blocked in, -1: none */
-	__s32 ustack_id;  /* stack map id, < 0: none (negative errno) */
+	__s32 ustack_id;  /* stack id (struct gt_stack), < 0: none */
 	__s32 kstack_id;
 	__s32 waker_syscall; /* syscall the waker was in, -1: none/interrupt */
 	/*
@@ -251,6 +252,27 @@ struct gt_ustack {
 	__u8 data[GT_USTACK_MAX];
 };
 
+/*
+ * The frames of a stack id, sent once when the id is made, ahead of every
+ * record that carries it (issue #12: stacks that last).  Ids are never
+ * reused within a recording, so an id means one stack for good; the kernel
+ * side forgets stacks (an LRU map of frames -> id) and makes a new id when an
+ * evicted one comes back, which the recorder maps to the capture id it first
+ * wrote for those frames.  Variable length: hdr.size = offsetof(struct
+ * gt_stack, ips) + nr * 8.  The recorder turns it into a STACKS entry.
+ */
+#define GT_STACK_REC_KERNEL 0x1 /* gt_stack.flags: kernel frames (pid 0) */
+
+struct gt_stack {
+	struct gt_hdr hdr;
+	__s32 id;
+	__u32 pid; /* tgid the user frames belong to, 0 for kernel frames */
+	__u16 nr;  /* frames in ips */
+	__u16 flags;
+	__u32 _pad;
+	__u64 ips[GT_STACK_DEPTH];
+};
+
 /* Per-CPU counters in the BPF "stats" array, summed by the recorder. */
 enum gt_stat {
 	GT_STAT_RB_LOST = 0, /* ring buffer reserve failures, all types */
@@ -259,7 +281,7 @@ enum gt_stat {
 	GT_STAT_RB_LOST_CALL,
 	GT_STAT_RB_LOST_GPU,
 	GT_STAT_RB_LOST_OTHER,
-	GT_STAT_STACK_LOST,	 /* bpf_get_stackid failures */
+	GT_STAT_STACK_LOST,	 /* stacks not recorded (walk failed, no ring buffer room) */
 	GT_STAT_MAP_FULL,	 /* offcpu/call tracking map full */
 	GT_STAT_GPU_TRUNC,	 /* batch records beyond GT_GPU_BATCH_MAX */
 	GT_STAT_EVENTS,		 /* records submitted */
@@ -312,6 +334,7 @@ _Static_assert(sizeof(struct gt_gpu_op) == 24 + GT_GPU_REC_SIZE, "gt_gpu_op layo
 _Static_assert(sizeof(struct gt_gpu_batch) == 40 + GT_GPU_BATCH_MAX * GT_GPU_REC_SIZE,
 	       "gt_gpu_batch layout");
 _Static_assert(sizeof(struct gt_task) == 48, "gt_task layout");
+_Static_assert(sizeof(struct gt_stack) == 32 + GT_STACK_DEPTH * 8, "gt_stack layout");
 _Static_assert(sizeof(struct gt_name) == 32 + GT_NAME_MAX, "gt_name layout");
 _Static_assert(sizeof(struct gt_loss) == 48, "gt_loss layout");
 _Static_assert(sizeof(struct gt_ustack) == 16568, "gt_ustack layout");

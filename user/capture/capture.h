@@ -27,7 +27,9 @@
  *   STACKS    entries: s32 stack_id | u32 pid (0: kernel stack) | u16 nr |
  *             u16 flags (GT_STACK_*) | u32 0 | u64 ip[nr]
  *             GT_STACK_DWARF: unwound by the recorder from a --stacks dwarf
- *             snapshot; its id is >= 0x40000000 (BPF stack map ids are below).
+ *             snapshot; its id is >= 0x40000000 (frame-pointer stack ids,
+ *             made in BPF and never reused in a capture, are below; each
+ *             (pid, frames) is written once).
  *   SYMBOLS   entries: u64 ip | u32 pid (0: kernel) | u32 sym_off |
  *             u16 name_len | u16 module_len | name | module | pad to 8.
  *             name_len 0 = unresolved.  Strings are not NUL-terminated.

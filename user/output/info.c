@@ -247,8 +247,10 @@ int cmd_info(int argc, char **argv)
 		json_obj_end(&j);
 		json_key(&j, "records");
 		json_obj_begin(&j);
+		/* Ring-buffer-only types have no name: they never reach a capture. */
 		for (int i = 1; i < GT_REC_MAX; i++)
-			json_ku64(&j, rec_names[i], s.recs[i]);
+			if (rec_names[i])
+				json_ku64(&j, rec_names[i], s.recs[i]);
 		json_obj_end(&j);
 		/* What the compact GPU blocks cost: the figure issue #14 bounds. */
 		json_key(&j, "gpu_ops_blocks");
@@ -337,7 +339,7 @@ int cmd_info(int argc, char **argv)
 			printf(" unknown %llu (skipped)", (unsigned long long)s.unknown_blocks);
 		printf("\nrecords: ");
 		for (int i = 1; i < GT_REC_MAX; i++)
-			if (s.recs[i])
+			if (s.recs[i] && rec_names[i])
 				printf(" %s %llu", rec_names[i], (unsigned long long)s.recs[i]);
 		if (s.gpu_block_recs)
 			printf("\ngpu ops:  %llu in GPU_OPS blocks, %s (%.1f bytes each)",

@@ -66,14 +66,7 @@ static int rb_drain(struct recorder *r, int timeout_ms)
 	return err == RB_SLICE_OVER ? 0 : err;
 }
 
-/* The sink's view of the BPF stack map, the symbolizer and the rescan. */
-static int sink_stack_lookup(void *ctx, int32_t id, uint64_t *ips)
-{
-	struct recorder *r = ctx;
-
-	return bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &id, ips) ? -1 : 0;
-}
-
+/* The sink's view of the symbolizer and the rescan. */
 static int sink_resolve(void *ctx, uint32_t pid, uint64_t ip, const char **name, uint32_t *off,
 			const char **module)
 {
@@ -94,7 +87,6 @@ static void sink_task(void *ctx, uint32_t pid, bool exec)
 }
 
 static const struct record_sink_ops sink_ops = {
-    .stack_lookup = sink_stack_lookup,
     .resolve = sink_resolve,
     .task = sink_task,
 };
@@ -415,6 +407,17 @@ static void gpu_grace(struct recorder *r)
 			break;
 }
 
+/* Low bits of a BPF stack id that name the CPU and slot that made it (bpf/gaptrace.bpf.c). */
+static uint32_t stack_id_shift(void)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t bits = 1;
+
+	while ((1L << (bits - 1)) < ncpu)
+		bits++;
+	return ncpu > 0 ? bits : 16;
+}
+
 static int setup_bpf(struct recorder *r)
 {
 	struct record_opts *o = r->o;
@@ -427,6 +430,7 @@ static int setup_bpf(struct recorder *r)
 	}
 	r->skel->rodata->cfg_ustacks = o->stacks;
 	r->skel->rodata->cfg_kstacks = o->stacks;
+	r->skel->rodata->cfg_stack_id_shift = stack_id_shift();
 	r->skel->rodata->cfg_follow_children = o->follow_children;
 	r->skel->rodata->cfg_wakeup_bytes = o->ringbuf_bytes / 4;
 	bpf_map__set_max_entries(r->skel->maps.events, (uint32_t)o->ringbuf_bytes);

@@ -153,6 +153,9 @@ void record__write_counters(struct recorder *r, uint32_t type)
 		capture_buf__kv(&kv, "dwarf.used", "%llu", (unsigned long long)r->sink.dwarf_used);
 		capture_buf__kv(&kv, "dwarf.unwind_cpu_ns", "%llu", (unsigned long long)us.cpu_ns);
 	}
+	capture_buf__kv(&kv, "stacks.resent", "%llu", (unsigned long long)r->sink.stacks_resent);
+	capture_buf__kv(&kv, "stacks.unresolved", "%llu",
+			(unsigned long long)r->sink.stacks_unresolved);
 	capture_buf__kv(&kv, "records", "%llu", (unsigned long long)r->sink.events);
 	capture_buf__kv(&kv, "usdt_links", "%u", attacher__usdt_links(r->att));
 	capture_buf__kv(&kv, "uprobe_links", "%u", attacher__uprobe_links(r->att));
