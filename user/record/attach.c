@@ -218,7 +218,8 @@ static bool target_gone(struct attacher *a, pid_t pid)
 /*
  * A uprobe registration can block in the kernel for seconds under load:
  * behind 32 busy threads on 2 CPUs the first one took 0.15-2.8 s here (the
- * later ones milliseconds).  Said under -v, as the attach's time goes there.
+ * later ones milliseconds), asleep in register_for_each_vma -> rcu_sync_enter
+ * -> synchronize_rcu_expedited (/proc/PID/stack).  Said under -v.
  */
 static void note_slow(const char *what, const char *name, pid_t pid, uint64_t t0)
 {
@@ -681,6 +682,12 @@ bool attacher__has_usdt(const struct attacher *a, const char *name)
 	return false;
 }
 
+/*
+ * Slow under load, and nothing here shortens it: each uprobe perf event's
+ * release waits for synchronize_rcu_tasks_trace, an SRCU and an expedited
+ * RCU grace period, one event after another under the kernel's event_mutex
+ * (/proc/PID/stack); closing from 6 threads did not overlap them.
+ */
 void attacher__detach(struct attacher *a)
 {
 	for (size_t i = 0; i < a->nlinks; i++)
