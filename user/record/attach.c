@@ -256,7 +256,8 @@ static bool target_gone(struct attacher *a, pid_t pid)
 /*
  * A uprobe registration can block in the kernel for seconds under load:
  * behind 32 busy threads on 2 CPUs the first one took 0.15-2.8 s here (the
- * later ones milliseconds).  Said under -v, as the attach's time goes there.
+ * later ones milliseconds), asleep in register_for_each_vma -> rcu_sync_enter
+ * -> synchronize_rcu_expedited (/proc/PID/stack).  Said under -v.
  */
 static void note_slow(const char *what, const char *name, pid_t pid, uint64_t t0)
 {
@@ -773,7 +774,11 @@ static void *detach_all(void *arg)
 /*
  * Samplers stop now; links close on a thread while the recorder finishes the
  * capture (attacher__free waits for it).  The counts and the attached list
- * stay readable for the END block.
+ * stay readable for the END block.  The closes stay slow (the capture is
+ * complete early, the exit is not): each uprobe perf event's release waits
+ * for synchronize_rcu_tasks_trace, an SRCU and an expedited RCU grace
+ * period, one event after another under the kernel's event_mutex
+ * (/proc/PID/stack), so the threads overlap little of it.
  */
 void attacher__detach(struct attacher *a)
 {
