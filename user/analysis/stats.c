@@ -233,30 +233,58 @@ static uint64_t next_rand(uint64_t *s)
 	return *s * 0x2545F4914F6CDD1DULL;
 }
 
-static double resample_mean(const double *x, size_t n, uint64_t *s)
+/* An index below n from one draw: multiply and shift, no division per draw. */
+static size_t pick(uint64_t *s, size_t n)
 {
-	double sum = 0;
+	return (size_t)(((unsigned __int128)next_rand(s) * n) >> 64);
+}
 
-	for (size_t i = 0; i < n; i++)
-		sum += x[next_rand(s) % n];
-	return sum / (double)n;
+/* Adds the values of n rows drawn with replacement from x (rows of dim) to sum. */
+static void resample_sum(const double *x, size_t n, size_t dim, uint64_t *s, double *sum)
+{
+	memset(sum, 0, sizeof(*sum) * dim);
+	for (size_t i = 0; i < n; i++) {
+		const double *row = x + pick(s, n) * dim;
+
+		for (size_t k = 0; k < dim; k++)
+			sum[k] += row[k];
+	}
+}
+
+int st_bootstrap_mean_diff_rows(const double *x, size_t nx, const double *y, size_t ny, size_t dim,
+				unsigned iters, double level, uint64_t seed, double *lo, double *hi)
+{
+	double *d, *sx, *sy;
+	uint64_t s = seed ? seed : 0x9E3779B97F4A7C15ULL;
+
+	for (size_t k = 0; k < dim; k++)
+		lo[k] = hi[k] = 0;
+	if (!nx || !ny || !iters || !dim)
+		return -1;
+	d = gt_xmalloc(sizeof(*d) * iters * dim);
+	sx = gt_xmalloc(sizeof(*sx) * dim);
+	sy = gt_xmalloc(sizeof(*sy) * dim);
+	for (unsigned b = 0; b < iters; b++) {
+		resample_sum(y, ny, dim, &s, sy);
+		resample_sum(x, nx, dim, &s, sx);
+		for (size_t k = 0; k < dim; k++)
+			d[k * iters + b] = sy[k] / (double)ny - sx[k] / (double)nx;
+	}
+	for (size_t k = 0; k < dim; k++) {
+		double *dk = d + k * iters;
+
+		st_sort(dk, iters);
+		lo[k] = st_quantile(dk, iters, (1 - level) / 2);
+		hi[k] = st_quantile(dk, iters, 1 - (1 - level) / 2);
+	}
+	free(d);
+	free(sx);
+	free(sy);
+	return 0;
 }
 
 int st_bootstrap_mean_diff(const double *x, size_t nx, const double *y, size_t ny, unsigned iters,
 			   double level, uint64_t seed, double *lo, double *hi)
 {
-	double *d;
-	uint64_t s = seed ? seed : 0x9E3779B97F4A7C15ULL;
-
-	*lo = *hi = 0;
-	if (!nx || !ny || !iters)
-		return -1;
-	d = gt_xmalloc(sizeof(*d) * iters);
-	for (unsigned b = 0; b < iters; b++)
-		d[b] = resample_mean(y, ny, &s) - resample_mean(x, nx, &s);
-	st_sort(d, iters);
-	*lo = st_quantile(d, iters, (1 - level) / 2);
-	*hi = st_quantile(d, iters, 1 - (1 - level) / 2);
-	free(d);
-	return 0;
+	return st_bootstrap_mean_diff_rows(x, nx, y, ny, 1, iters, level, seed, lo, hi);
 }

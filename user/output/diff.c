@@ -193,11 +193,42 @@ static void value_compare(struct df_result *d, int k)
 	val->d_median = val->after.median - val->before.median;
 	val->mw = st_mann_whitney(b->v[k], b->nobs, a->v[k], a->nobs);
 	val->p_adj = val->mw.p;
-	val->ci_ok =
-	    !st_bootstrap_mean_diff(b->v[k], b->nobs, a->v[k], a->nobs, d->rule.boot_iters,
-				    DF_CI_LEVEL, BOOT_SEED + (uint64_t)k, &val->ci_lo, &val->ci_hi);
 	need = GT_MAX((double)d->rule.min_effect_ns, d->rule.min_effect_frac * val->before.mean);
 	val->practical = fabs(val->d_mean) >= need;
+}
+
+/* One side's observations as rows of DF_NVAL values, for the joint bootstrap. */
+static double *side_rows(const struct df_side *s)
+{
+	double *rows = gt_xmalloc(sizeof(*rows) * DF_NVAL * (s->nobs ? s->nobs : 1));
+
+	for (size_t i = 0; i < s->nobs; i++)
+		for (int k = 0; k < DF_NVAL; k++)
+			rows[i * DF_NVAL + k] = s->v[k][i];
+	return rows;
+}
+
+/*
+ * The bootstrap intervals of every value's mean change.  Each resample draws
+ * whole observations and serves all values at once: a diff of two 100k-unit
+ * captures made DF_NVAL separate bootstraps of 2000 x 200k random reads each
+ * (~170 s); one joint pass costs a tenth of that in draws and reads each
+ * drawn observation's values from one cache line.
+ */
+static void intervals(struct df_result *d)
+{
+	double *rb = side_rows(&d->before), *ra = side_rows(&d->after);
+	double lo[DF_NVAL], hi[DF_NVAL];
+	bool ok = !st_bootstrap_mean_diff_rows(rb, d->before.nobs, ra, d->after.nobs, DF_NVAL,
+					       d->rule.boot_iters, DF_CI_LEVEL, BOOT_SEED, lo, hi);
+
+	for (int k = 0; k < DF_NVAL; k++) {
+		d->val[k].ci_ok = ok;
+		d->val[k].ci_lo = lo[k];
+		d->val[k].ci_hi = hi[k];
+	}
+	free(rb);
+	free(ra);
 }
 
 static int cmp_by_p(const void *x, const void *y)
@@ -367,6 +398,7 @@ struct df_result *diff__compute(const struct an_result *before, const struct an_
 		df_rule__defaults(&d->rule);
 	side_build(&d->before, before);
 	side_build(&d->after, after);
+	intervals(d);
 	for (int k = 0; k < DF_NVAL; k++)
 		value_compare(d, k);
 	decide(d);
