@@ -528,6 +528,11 @@ void attrib__explain_all(struct model *m, struct an_result *r)
 		struct an_gap *g = &r->gaps[i];
 
 		explain_gap(m, r, g, depth, &pieces_cap);
+		/* Growth leaves room for 16: a report of 100k gaps kept ~300 MB of it. */
+		if (g->chain)
+			g->chain = gt_xrealloc(g->chain, g->nchain * sizeof(*g->chain));
+		if (g->holders)
+			g->holders = gt_xrealloc(g->holders, g->nholders * sizeof(*g->holders));
 		gt_sort(g->holders, g->nholders, sizeof(*g->holders), cmp_holder);
 		for (int c = 0; c < GT_CAT_MAX; c++) {
 			r->totals[c] += g->by_cat[c];
