@@ -239,35 +239,56 @@ static size_t pick(uint64_t *s, size_t n)
 	return (size_t)(((unsigned __int128)next_rand(s) * n) >> 64);
 }
 
+/* Sum of w[i] * x[i]: four running sums, so the multiplies overlap. */
+static double dot(const double *w, const double *x, size_t n)
+{
+	double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+	size_t i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		a0 += w[i] * x[i];
+		a1 += w[i + 1] * x[i + 1];
+		a2 += w[i + 2] * x[i + 2];
+		a3 += w[i + 3] * x[i + 3];
+	}
+	for (; i < n; i++)
+		a0 += w[i] * x[i];
+	return (a0 + a1) + (a2 + a3);
+}
+
 /*
- * Adds the values of n rows drawn with replacement from x (rows of dim) to
- * sum.  The draws only count how often each row is drawn (cnt, n entries:
- * small enough to stay in cache), then one sequential pass weighs the rows:
- * n random reads of a row array bigger than the caches cost several times
- * more than that.  The draws are the same, in the same order, as one read
- * per draw would make.
+ * Adds the values of n observations drawn with replacement from col (dim
+ * columns of n) to sum.  The draws only count how often each observation is
+ * drawn (w, n entries: small enough to stay in cache), then each column is
+ * weighed in one sequential pass: n random reads of data bigger than the
+ * caches cost several times more.  The draws are the same, in the same
+ * order, whatever dim is.
  */
-static void resample_sum(const double *x, size_t n, size_t dim, uint64_t *s, uint32_t *cnt,
+static void resample_sum(const double *col, size_t n, size_t dim, uint64_t *s, double *w,
 			 double *sum)
 {
-	memset(cnt, 0, sizeof(*cnt) * n);
+	memset(w, 0, sizeof(*w) * n);
 	for (size_t i = 0; i < n; i++)
-		cnt[pick(s, n)]++;
-	memset(sum, 0, sizeof(*sum) * dim);
-	for (size_t i = 0; i < n; i++) {
-		const double *row = x + i * dim;
-		double w = (double)cnt[i];
+		w[pick(s, n)] += 1;
+	for (size_t k = 0; k < dim; k++)
+		sum[k] = dot(w, col + k * n, n);
+}
 
+/* Rows of dim values (row-major) as dim columns of n. */
+static double *columns(const double *x, size_t n, size_t dim)
+{
+	double *col = gt_xmalloc(sizeof(*col) * n * dim);
+
+	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < dim; k++)
-			sum[k] += w * row[k];
-	}
+			col[k * n + i] = x[i * dim + k];
+	return col;
 }
 
 int st_bootstrap_mean_diff_rows(const double *x, size_t nx, const double *y, size_t ny, size_t dim,
 				unsigned iters, double level, uint64_t seed, double *lo, double *hi)
 {
-	double *d, *sx, *sy;
-	uint32_t *cnt;
+	double *d, *sx, *sy, *w, *cx, *cy;
 	uint64_t s = seed ? seed : 0x9E3779B97F4A7C15ULL;
 
 	for (size_t k = 0; k < dim; k++)
@@ -277,10 +298,12 @@ int st_bootstrap_mean_diff_rows(const double *x, size_t nx, const double *y, siz
 	d = gt_xmalloc(sizeof(*d) * iters * dim);
 	sx = gt_xmalloc(sizeof(*sx) * dim);
 	sy = gt_xmalloc(sizeof(*sy) * dim);
-	cnt = gt_xmalloc(sizeof(*cnt) * GT_MAX(nx, ny));
+	w = gt_xmalloc(sizeof(*w) * GT_MAX(nx, ny));
+	cx = columns(x, nx, dim);
+	cy = columns(y, ny, dim);
 	for (unsigned b = 0; b < iters; b++) {
-		resample_sum(y, ny, dim, &s, cnt, sy);
-		resample_sum(x, nx, dim, &s, cnt, sx);
+		resample_sum(cy, ny, dim, &s, w, sy);
+		resample_sum(cx, nx, dim, &s, w, sx);
 		for (size_t k = 0; k < dim; k++)
 			d[k * iters + b] = sy[k] / (double)ny - sx[k] / (double)nx;
 	}
@@ -294,7 +317,9 @@ int st_bootstrap_mean_diff_rows(const double *x, size_t nx, const double *y, siz
 	free(d);
 	free(sx);
 	free(sy);
-	free(cnt);
+	free(w);
+	free(cx);
+	free(cy);
 	return 0;
 }
 
