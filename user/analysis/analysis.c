@@ -109,7 +109,7 @@ static void explain_ready(struct model *m, struct an_result *r, uint64_t horizon
 
 		w = window_at(m, r->gaps[i].start_ns);
 		/* Every gap lies in a window; were one not, it waits for the end. */
-		if (w ? w->to >= horizon : horizon != UINT64_MAX)
+		if (horizon != UINT64_MAX && (!w || w->to >= horizon))
 			break;
 		attrib__explain(m, r, i, &st->pieces_cap);
 		st->next++;
