@@ -181,6 +181,11 @@ $(OUTPUT)/bench/gen_capture: tests/bench/gen_capture.c $(LIB_OBJS)
 	$(Q)mkdir -p $(OUTPUT)/bench
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_OBJS) $(LDLIBS) -o $@
 
+$(OUTPUT)/bench/sink_bench: tests/bench/sink_bench.c $(LIB_OBJS)
+	$(call msg,BENCH,$@)
+	$(Q)mkdir -p $(OUTPUT)/bench
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
 $(OUTPUT)/bench/switch_stress: tests/bench/switch_stress.c
 	$(call msg,BENCH,$@)
 	$(Q)mkdir -p $(OUTPUT)/bench
@@ -192,7 +197,7 @@ deps:
 unit-test: $(TESTS) $(ASAN_TESTS)
 	$(Q)tools/run-unit-tests $(TESTS) $(ASAN_TESTS)
 
-integration-test: $(OUTPUT)/gaptrace workloads
+integration-test: $(OUTPUT)/gaptrace workloads $(OUTPUT)/bench/switch_stress
 	$(Q)tests/integration/run-all $(OUTPUT)
 
 # Headless Chromium (Debian's chromium, npm playwright-core): the flame graph
@@ -216,7 +221,8 @@ demo: deps
 
 bench: deps
 	$(Q)tools/install-deps --bench
-	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench/gen_capture $(OUTPUT)/bench/switch_stress
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench/gen_capture $(OUTPUT)/bench/switch_stress \
+		$(OUTPUT)/bench/sink_bench
 	$(Q)tools/bench $(OUTPUT)
 
 # FUZZ_SECONDS of the analysis fuzzer (the reader and demangler targets: 20 s each).

@@ -18,8 +18,9 @@ static __always_inline long gt_task_state(struct task_struct *t)
 {
 	struct task_struct___o *to = (void *)t;
 
+	/* A direct load: every caller holds a BTF pointer (tp_btf arguments). */
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
+		return t->__state;
 	return BPF_CORE_READ(to, state);
 }
 

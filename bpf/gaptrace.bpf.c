@@ -32,12 +32,14 @@ const volatile __u32 cfg_dwarf_bytes = 0;
 const volatile __u32 cfg_dwarf_sample_bytes = 0;
 const volatile __u64 cfg_dwarf_min_ns = 1000000; /* shorter intervals drop theirs */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} targets SEC(".maps");
+/*
+ * The traced thread groups, one bit per tgid (pid_max is at most 2^22):
+ * every sched_switch on the machine asks twice, so the answer is one load
+ * from .bss instead of two hash lookups (about 40 ns each), which is what
+ * untraced processes pay.  The recorder sets bits through the mmapped .bss;
+ * both sides use atomic OR.
+ */
+__u64 target_bits[GT_TGID_LIMIT / 64];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -78,12 +80,45 @@ struct {
 	__type(value, struct stack_memo);
 } stack_memos SEC(".maps");
 
+/*
+ * Stack ids that last (issue #12).  A stack trace map never frees a bucket
+ * and refuses a stack whose bucket another holds (~100k stacks lost a minute
+ * at 16384 buckets), and deleting ids the recorder has copied would let a
+ * late record (off-CPU records leave at switch-in, the memo reuses ids) name
+ * a bucket refilled with another stack.  So: walk into a per-CPU buffer,
+ * look the frames up in an LRU hash (frames -> id), and on a miss make a new
+ * id, never reused in this recording, whose frames go into the ring buffer
+ * ahead of the record that carries it.  An eviction costs a resend of the
+ * frames, never a lost or wrong stack.  Per walk this hashes a 512-byte key
+ * where the trace map hashed the frames; no lookup is added where no walk is.
+ */
+#define STACK_ID_BITS	  30 /* ids stay below the recorder's DWARF ids (1 << 30) */
+#define STACK_KEY_PID	  (1ULL << 63)
+#define STACK_SLOT_SWITCH 0
+#define STACK_SLOT_SAMPLE 1
+
+/* Set by the recorder: the low bits of an id that name its CPU and slot. */
+const volatile __u32 cfg_stack_id_shift = 16;
+
+struct stack_buf {
+	struct gt_stack rec;
+	__u32 next; /* ids this CPU and slot made so far */
+};
+
+/* A slot for switches and one for samples, so a sample that interrupts a walk cannot clobber it. */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct stack_buf);
+} stack_bufs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, GT_STACK_DEPTH * sizeof(__u64));
-} stacks SEC(".maps");
+	__uint(key_size, GT_STACK_DEPTH * sizeof(__u64)); /* frames, 0-padded (+ tgid) */
+	__uint(value_size, sizeof(__s32));
+} stack_ids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -135,9 +170,21 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 		*v += n;
 }
 
+/* The word of target_bits that holds tgid's bit, bounded where the verifier can see it. */
+static __always_inline __u64 *target_word(__u32 tgid)
+{
+	__u32 i = tgid / 64;
+
+	/* Keeps clang from dropping the mask it proves redundant. */
+	barrier_var(i);
+	return &target_bits[i & (GT_TGID_LIMIT / 64 - 1)];
+}
+
 static __always_inline bool is_target(__u32 tgid)
 {
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	if (tgid >= GT_TGID_LIMIT)
+		return false;
+	return (*target_word(tgid) >> (tgid & 63)) & 1;
 }
 
 /* Reserve with every failure counted: nothing is lost silently. */
@@ -175,16 +222,61 @@ static __always_inline void fill_hdr(struct gt_hdr *h, __u16 type, __u16 size, _
 	h->ts_ns = now;
 }
 
-static __always_inline __s32 get_stack(void *ctx, __u64 flags, bool want)
+/* The id of the current stack (see stack_ids), its frames sent if the id is new; -1 if none. */
+static __always_inline __s32 get_stack(void *ctx, __u64 flags, bool want, __u32 slot)
 {
-	long id;
+	struct stack_buf *b;
+	__s32 *known, id;
+	__u32 nr, size;
+	long n;
 
 	if (!want)
 		return -1;
-	id = bpf_get_stackid(ctx, &stacks, flags);
-	if (id < 0 && id != -EFAULT)
+	b = bpf_map_lookup_elem(&stack_bufs, &slot);
+	if (!b)
+		return -1;
+	n = bpf_get_stack(ctx, b->rec.ips, sizeof(b->rec.ips), flags);
+	if (n <= 0) {
+		/* -EFAULT: no user stack to walk (a kernel thread), nothing lost. */
+		if (n < 0 && n != -EFAULT)
+			stat_inc(GT_STAT_STACK_LOST);
+		return -1;
+	}
+	nr = (__u32)n / sizeof(__u64);
+	if (nr > GT_STACK_DEPTH)
+		nr = GT_STACK_DEPTH;
+	b->rec.pid = 0;
+	b->rec.flags = GT_STACK_REC_KERNEL;
+	if (flags & BPF_F_USER_STACK) {
+		b->rec.pid = bpf_get_current_pid_tgid() >> 32;
+		b->rec.flags = 0;
+		/* Same addresses in two processes are two stacks: the key ends with the tgid. */
+		if (nr < GT_STACK_DEPTH)
+			b->rec.ips[nr] = STACK_KEY_PID | b->rec.pid;
+	}
+	known = bpf_map_lookup_elem(&stack_ids, b->rec.ips);
+	if (known)
+		return *known;
+	if (b->next >= (1U << (STACK_ID_BITS - cfg_stack_id_shift))) {
 		stat_inc(GT_STAT_STACK_LOST);
-	return (__s32)id;
+		return -1;
+	}
+	id = (__s32)(b->next++ << cfg_stack_id_shift | bpf_get_smp_processor_id() << 1 | slot);
+	size = offsetof(struct gt_stack, ips) + nr * sizeof(__u64);
+	b->rec.hdr.type = GT_REC_STACK;
+	b->rec.hdr.size = (__u16)size;
+	b->rec.hdr.cpu = 0;
+	b->rec.hdr.ts_ns = 0;
+	b->rec.id = id;
+	b->rec.nr = (__u16)nr;
+	/* Frames first, id known second: no record can carry an id without them. */
+	if (bpf_ringbuf_output(&events, &b->rec, size, BPF_RB_NO_WAKEUP)) {
+		stat_inc(GT_STAT_RB_LOST);
+		stat_inc(GT_STAT_STACK_LOST);
+		return -1;
+	}
+	bpf_map_update_elem(&stack_ids, b->rec.ips, &id, BPF_NOEXIST);
+	return id;
 }
 
 /*
@@ -198,14 +290,20 @@ static __always_inline __s32 regs_syscall(struct pt_regs *regs, __u64 *args)
 
 	if (!regs)
 		return -1;
-	nr = BPF_CORE_READ(regs, orig_ax);
-	ax = BPF_CORE_READ(regs, ax);
+	/* Direct loads: regs is a BTF pointer from bpf_task_pt_regs (no helper call each). */
+	nr = regs->orig_ax;
+	ax = regs->ax;
 	if (ax != -ENOSYS || nr < 0 || nr >= MAX_SYSCALL_NR)
 		return -1;
 	if (args) {
-		args[0] = BPF_CORE_READ(regs, di);
-		args[1] = BPF_CORE_READ(regs, si);
-		args[2] = BPF_CORE_READ(regs, dx);
+		args[0] = regs->di;
+		args[1] = regs->si;
+		args[2] = regs->dx;
+		/* A timed wait's timeout: select and pselect6 take it 5th. */
+		if (nr == GT_NR_select || nr == GT_NR_pselect6)
+			args[3] = regs->r8;
+		else
+			args[3] = regs->r10;
 	}
 	return (__s32)nr;
 }
@@ -412,6 +510,7 @@ static __always_inline void emit_missed(struct task_struct *prev, struct gt_offc
 	rec->args[0] = old->args[0];
 	rec->args[1] = old->args[1];
 	rec->args[2] = old->args[2];
+	rec->args[3] = old->args[3];
 	submit(rec, false);
 }
 
@@ -458,9 +557,9 @@ static __always_inline void switch_stacks(void *ctx, struct pt_regs *regs,
 	if (cfg_ustacks) {
 		mm = bpf_task_storage_get(&stack_memos, bpf_get_current_task_btf(), NULL,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-		ip = BPF_CORE_READ(regs, ip);
-		sp = BPF_CORE_READ(regs, sp);
-		bp = BPF_CORE_READ(regs, bp);
+		ip = regs->ip;
+		sp = regs->sp;
+		bp = regs->bp;
 		if (bpf_probe_read_user(frame, sizeof(frame), (void *)bp))
 			frame[0] = frame[1] = 0;
 	}
@@ -473,8 +572,8 @@ static __always_inline void switch_stacks(void *ctx, struct pt_regs *regs,
 		stat_inc(GT_STAT_STACK_REUSED);
 		return;
 	}
-	si->ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks);
-	si->kstack_id = get_stack(ctx, 0, kwant);
+	si->ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks, STACK_SLOT_SWITCH);
+	si->kstack_id = get_stack(ctx, 0, kwant, STACK_SLOT_SWITCH);
 	if (!mm)
 		return;
 	mm->ip = ip;
@@ -491,47 +590,75 @@ static __always_inline void switch_stacks(void *ctx, struct pt_regs *regs,
 	mm->reuses = 0;
 }
 
+/*
+ * A traced thread's offcpu entry lives as long as the thread: switch-in
+ * closes it (off_ns = 0) instead of deleting it, and the next switch-out
+ * fills it in place, so a switch costs two hash lookups instead of a
+ * lookup, an update (element allocation, bucket lock) and a delete.
+ * Wakeups and the recorder's final drain take an entry with off_ns == 0 as
+ * absent.
+ */
 static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 now)
 {
-	struct gt_offcpu_start si = {}, *old;
+	struct gt_offcpu_start tmp = {}, *si;
 	struct pt_regs *regs;
 	long state;
-	__u32 tid = BPF_CORE_READ(prev, pid);
+	__u32 tid = prev->pid;
 
-	/* An entry still here means its switch-in was never traced. */
-	old = bpf_map_lookup_elem(&offcpu, &tid);
-	if (old)
-		emit_missed(prev, old, tid, now);
+	si = bpf_map_lookup_elem(&offcpu, &tid);
+	/* An open entry here means its switch-in was never traced. */
+	if (si && si->off_ns)
+		emit_missed(prev, si, tid, now);
 
 	state = gt_task_state(prev);
 	if (state & TASK_DEAD_BITS) {
-		bpf_map_delete_elem(&offcpu, &tid);
+		if (si)
+			bpf_map_delete_elem(&offcpu, &tid);
 		return;
 	}
 	stat_inc(GT_STAT_SWITCHES);
-	si.off_ns = now;
-	si.waker_syscall = -1;
-	si.state = preempt ? 0 : (__u32)state;
-	if (preempt || state == 0)
-		si.flags |= GT_OFF_PREEMPTED;
+	if (!si) {
+		/* The thread's first switch-out: a full map is the only failure that matters. */
+		bpf_map_update_elem(&offcpu, &tid, &tmp, BPF_NOEXIST);
+		si = bpf_map_lookup_elem(&offcpu, &tid);
+		if (!si) {
+			stat_inc(GT_STAT_MAP_FULL);
+			return;
+		}
+	}
+	/* Closed while being filled: a concurrent sched_waking (which may run
+	 * before the wakee has finished switching out) skips it until off_ns
+	 * is set, last. */
+	si->off_ns = 0;
+	barrier();
+	si->wake_ns = 0;
+	si->waker_pid = 0;
+	si->waker_tid = 0;
+	si->waker_syscall = -1;
+	si->state = preempt ? 0 : (__u32)state;
+	si->flags = (preempt || state == 0) ? GT_OFF_PREEMPTED : 0;
+	/* regs_syscall sets them only inside a syscall: none from the last interval. */
+	si->args[0] = si->args[1] = si->args[2] = si->args[3] = 0;
 	/* prev is still current here, so its pt_regs and stacks are its own. */
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	si.syscall_nr = regs_syscall(regs, si.args);
-	switch_stacks(ctx, regs, &si);
-	if (bpf_map_update_elem(&offcpu, &tid, &si, BPF_ANY))
-		stat_inc(GT_STAT_MAP_FULL);
+	si->syscall_nr = regs_syscall(regs, si->args);
+	switch_stacks(ctx, regs, si);
+	barrier();
+	si->off_ns = now;
 	if (cfg_dwarf_bytes)
-		snap_ustack(BPF_CORE_READ(prev, tgid), tid, now, regs);
+		snap_ustack(prev->tgid, tid, now, regs);
 }
 
 static __always_inline void switch_in(struct task_struct *next, struct pt_regs *next_regs,
 				      __u64 now)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
+	__u32 tid = next->pid;
 	struct gt_offcpu_start *si;
 	struct gt_offcpu *rec;
 
 	si = bpf_map_lookup_elem(&offcpu, &tid);
+	if (si && !si->off_ns)
+		si = NULL;
 	/* Ahead of the interval's record, so the recorder can patch its ustack_id. */
 	if (cfg_dwarf_bytes && si && now - si->off_ns >= cfg_dwarf_min_ns)
 		send_ustack(tid, si->off_ns, now);
@@ -539,7 +666,7 @@ static __always_inline void switch_in(struct task_struct *next, struct pt_regs *
 	if (!rec)
 		goto out;
 	fill_hdr(&rec->hdr, GT_REC_OFFCPU, sizeof(*rec), now);
-	rec->pid = BPF_CORE_READ(next, tgid);
+	rec->pid = next->tgid;
 	rec->tid = tid;
 	rec->on_ns = now;
 	if (si) {
@@ -556,6 +683,7 @@ static __always_inline void switch_in(struct task_struct *next, struct pt_regs *
 		rec->args[0] = si->args[0];
 		rec->args[1] = si->args[1];
 		rec->args[2] = si->args[2];
+		rec->args[3] = si->args[3];
 	} else {
 		/* Off-CPU since before tracing began: the start is the capture's edge. */
 		rec->off_ns = 0;
@@ -572,38 +700,37 @@ static __always_inline void switch_in(struct task_struct *next, struct pt_regs *
 	submit(rec, false);
 out:
 	if (si)
-		bpf_map_delete_elem(&offcpu, &tid);
+		si->off_ns = 0;
 }
 
+/* Untraced switches, nearly all of the machine's, cost two loads and two tests. */
 static __always_inline int handle_switch(void *ctx, bool preempt, struct task_struct *prev,
 					 struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
-	__u32 next_tgid = BPF_CORE_READ(next, tgid);
-	struct pt_regs *next_regs = NULL;
+	bool out = is_target(prev->tgid), in = is_target(next->tgid);
+	__u64 now;
 
-	if (prev_tgid && is_target(prev_tgid))
+	if (!out && !in)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (out)
 		switch_out(ctx, preempt, prev, now);
-	if (next_tgid && is_target(next_tgid)) {
-		next_regs = (struct pt_regs *)bpf_task_pt_regs(next);
-		switch_in(next, next_regs, now);
-	}
+	if (in)
+		switch_in(next, (struct pt_regs *)bpf_task_pt_regs(next), now);
 	return 0;
 }
 
 static __always_inline int handle_waking(struct task_struct *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = p->pid;
 	struct gt_offcpu_start *si;
 	__u64 id;
 
-	if (!is_target(tgid))
+	if (!is_target(p->tgid))
 		return 0;
 	si = bpf_map_lookup_elem(&offcpu, &tid);
 	/* The first wakeup ends the blocked part; later ones change nothing. */
-	if (!si || si->wake_ns)
+	if (!si || !si->off_ns || si->wake_ns)
 		return 0;
 	si->wake_ns = bpf_ktime_get_ns();
 	/* The waker's syscall tells a futex_wake or pipe write from an interrupt
@@ -627,13 +754,13 @@ static __always_inline int handle_waking(struct task_struct *p)
  */
 static __always_inline int handle_wakeup(struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = p->pid;
 	struct gt_offcpu_start *si;
 
-	if (!is_target(BPF_CORE_READ(p, tgid)))
+	if (!is_target(p->tgid))
 		return 0;
 	si = bpf_map_lookup_elem(&offcpu, &tid);
-	if (!si || (si->flags & GT_OFF_ENQUEUED))
+	if (!si || !si->off_ns || (si->flags & GT_OFF_ENQUEUED))
 		return 0;
 	si->wake_ns = bpf_ktime_get_ns();
 	si->flags |= GT_OFF_ENQUEUED;
@@ -664,7 +791,6 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	__u32 ptid = BPF_CORE_READ(parent, pid);
-	__u8 one = 1;
 
 	if (!is_target(ptgid))
 		return 0;
@@ -674,8 +800,9 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
 	}
 	if (!cfg_follow_children)
 		return 0;
-	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_NOEXIST) == -E2BIG)
-		stat_inc(GT_STAT_MAP_FULL);
+	if (ctgid >= GT_TGID_LIMIT)
+		return 0;
+	__sync_fetch_and_or(target_word(ctgid), 1ULL << (ctgid & 63));
 	/* Urgent: the recorder attaches the new process's uprobes and samples. */
 	emit_task(child, GT_TASK_NEW_PROCESS, ptid, NULL, true);
 	return 0;
@@ -685,7 +812,7 @@ static __always_inline int handle_exit(struct task_struct *p)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
 
-	if (!is_target(BPF_CORE_READ(p, tgid)))
+	if (!is_target(p->tgid))
 		return 0;
 	bpf_map_delete_elem(&offcpu, &tid);
 	if (cfg_dwarf_bytes)
@@ -795,6 +922,7 @@ SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	__s32 ustack_id, kstack_id;
 	struct gt_sample *rec;
 	struct pt_regs *regs;
 	bool kernel;
@@ -805,21 +933,24 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	now = bpf_ktime_get_ns();
 	if (cfg_dwarf_sample_bytes)
 		sample_ustack(id, now);
+	/* The perf ctx allows only full-width loads of the saved registers. */
+	kernel = (*(__u64 *)&ctx->regs.cs & 3) == 0;
+	/* Walked before the record is reserved: a new id's frames must come first. */
+	ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks, STACK_SLOT_SAMPLE);
+	kstack_id = kernel ? get_stack(ctx, 0, cfg_kstacks, STACK_SLOT_SAMPLE) : -1;
 	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_SAMPLE);
 	if (!rec)
 		return 0;
 	fill_hdr(&rec->hdr, GT_REC_SAMPLE, sizeof(*rec), now);
 	rec->pid = id >> 32;
 	rec->tid = (__u32)id;
-	/* The perf ctx allows only full-width loads of the saved registers. */
-	kernel = (*(__u64 *)&ctx->regs.cs & 3) == 0;
 	rec->flags = kernel ? GT_SAMPLE_KERNEL : 0;
 	rec->ip = ctx->regs.ip;
 	rec->pcount = BPF_CORE_READ(bpf_get_current_task_btf(), sched_info.pcount);
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	rec->syscall_nr = kernel ? regs_syscall(regs, NULL) : -1;
-	rec->ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks);
-	rec->kstack_id = kernel ? get_stack(ctx, 0, cfg_kstacks) : -1;
+	rec->ustack_id = ustack_id;
+	rec->kstack_id = kstack_id;
 	submit(rec, false);
 	return 0;
 }

@@ -19,9 +19,10 @@
 #include "gaptrace-usdt.h"
 
 #define GT_COMM_LEN	 16
-#define GT_STACK_DEPTH	 64			/* frames kept per stack (stack map value) */
-#define GT_NAME_MAX	 256			/* interned GPU/API names, bytes incl. NUL */
-#define GT_GPU_REC_SIZE	 80			/* sizeof(struct gaptrace_gpu_rec) */
+#define GT_TGID_LIMIT	 (1u << 22) /* PID_MAX_LIMIT on 64-bit: target_bits covers every tgid */
+#define GT_STACK_DEPTH	 64	    /* frames kept per stack */
+#define GT_NAME_MAX	 256	    /* interned GPU/API names, bytes incl. NUL */
+#define GT_GPU_REC_SIZE	 80	    /* sizeof(struct gaptrace_gpu_rec) */
 #define GT_GPU_BATCH_MAX GAPTRACE_GPU_BATCH_MAX /* records read per gpu_batch firing */
 
 enum gt_rec_type {
@@ -36,6 +37,7 @@ enum gt_rec_type {
 	GT_REC_NAME = 9,       /* struct gt_name */
 	GT_REC_LOSS = 10,      /* struct gt_loss (written by the recorder) */
 	GT_REC_USTACK = 11,    /* struct gt_ustack (ring buffer only: --stacks dwarf) */
+	GT_REC_STACK = 12,     /* struct gt_stack (ring buffer only: a stack id's frames) */
 	GT_REC_MAX
 };
 
@@ -74,11 +76,19 @@ struct gt_offcpu {
 	__u32 waker_pid;
 	__u32 waker_tid;  /* 0: unknown */
 	__s32 syscall_nr; /* syscall blocked in, -1: none */
-	__s32 ustack_id;  /* stack map id, < 0: none (negative errno) */
+	__s32 ustack_id;  /* stack id (struct gt_stack), < 0: none */
 	__s32 kstack_id;
 	__s32 waker_syscall; /* syscall the waker was in, -1: none/interrupt */
-	__u64 args[3];	     /* first syscall arguments */
+	/*
+	 * First syscall arguments.  args[3] is where a timed wait keeps its
+	 * timeout: the 4th argument (r10: epoll_wait's ms, futex's timespec),
+	 * for select and pselect6 their 5th (r8).  Appended: absent in captures
+	 * written before it (records of GT_OFFCPU_V1_SIZE bytes).
+	 */
+	__u64 args[4];
 };
+/* An off-CPU record from a capture written before gt_offcpu.args[3]. */
+#define GT_OFFCPU_V1_SIZE 104
 
 /* gt_sample.flags */
 #define GT_SAMPLE_KERNEL 0x1 /* interrupted in kernel mode */
@@ -242,6 +252,27 @@ struct gt_ustack {
 	__u8 data[GT_USTACK_MAX];
 };
 
+/*
+ * The frames of a stack id, sent once when the id is made, ahead of every
+ * record that carries it (issue #12: stacks that last).  Ids are never
+ * reused within a recording, so an id means one stack for good; the kernel
+ * side forgets stacks (an LRU map of frames -> id) and makes a new id when an
+ * evicted one comes back, which the recorder maps to the capture id it first
+ * wrote for those frames.  Variable length: hdr.size = offsetof(struct
+ * gt_stack, ips) + nr * 8.  The recorder turns it into a STACKS entry.
+ */
+#define GT_STACK_REC_KERNEL 0x1 /* gt_stack.flags: kernel frames (pid 0) */
+
+struct gt_stack {
+	struct gt_hdr hdr;
+	__s32 id;
+	__u32 pid; /* tgid the user frames belong to, 0 for kernel frames */
+	__u16 nr;  /* frames in ips */
+	__u16 flags;
+	__u32 _pad;
+	__u64 ips[GT_STACK_DEPTH];
+};
+
 /* Per-CPU counters in the BPF "stats" array, summed by the recorder. */
 enum gt_stat {
 	GT_STAT_RB_LOST = 0, /* ring buffer reserve failures, all types */
@@ -250,7 +281,7 @@ enum gt_stat {
 	GT_STAT_RB_LOST_CALL,
 	GT_STAT_RB_LOST_GPU,
 	GT_STAT_RB_LOST_OTHER,
-	GT_STAT_STACK_LOST,	 /* bpf_get_stackid failures */
+	GT_STAT_STACK_LOST,	 /* stacks not recorded (walk failed, no ring buffer room) */
 	GT_STAT_MAP_FULL,	 /* offcpu/call tracking map full */
 	GT_STAT_GPU_TRUNC,	 /* batch records beyond GT_GPU_BATCH_MAX */
 	GT_STAT_EVENTS,		 /* records submitted */
@@ -280,7 +311,7 @@ struct gt_offcpu_start {
 	__s32 ustack_id;
 	__s32 kstack_id;
 	__s32 waker_syscall;
-	__u64 args[3];
+	__u64 args[4];
 };
 
 struct gt_call_start {
@@ -293,7 +324,7 @@ struct gt_call_start {
  * a field added on one side without the other fails the build here.
  */
 _Static_assert(sizeof(struct gt_hdr) == 16, "gt_hdr layout");
-_Static_assert(sizeof(struct gt_offcpu) == 104, "gt_offcpu layout");
+_Static_assert(sizeof(struct gt_offcpu) == 112, "gt_offcpu layout");
 _Static_assert(sizeof(struct gt_sample) == 56, "gt_sample layout");
 _Static_assert(sizeof(struct gt_call) == 64, "gt_call layout");
 _Static_assert(sizeof(struct gt_unit) == 40, "gt_unit layout");
@@ -303,10 +334,11 @@ _Static_assert(sizeof(struct gt_gpu_op) == 24 + GT_GPU_REC_SIZE, "gt_gpu_op layo
 _Static_assert(sizeof(struct gt_gpu_batch) == 40 + GT_GPU_BATCH_MAX * GT_GPU_REC_SIZE,
 	       "gt_gpu_batch layout");
 _Static_assert(sizeof(struct gt_task) == 48, "gt_task layout");
+_Static_assert(sizeof(struct gt_stack) == 32 + GT_STACK_DEPTH * 8, "gt_stack layout");
 _Static_assert(sizeof(struct gt_name) == 32 + GT_NAME_MAX, "gt_name layout");
 _Static_assert(sizeof(struct gt_loss) == 48, "gt_loss layout");
 _Static_assert(sizeof(struct gt_ustack) == 16568, "gt_ustack layout");
-_Static_assert(sizeof(struct gt_offcpu_start) == 72, "offcpu map value layout");
+_Static_assert(sizeof(struct gt_offcpu_start) == 80, "offcpu map value layout");
 _Static_assert(sizeof(struct gt_call_start) == 16, "calls map value layout");
 
 #endif /* GAPTRACE_H */

@@ -9,10 +9,10 @@
 #define GAPTRACE_CUPTI_API_H
 
 /* Runtime and driver calls that allocate, map or free device, pinned or managed memory. */
-#define GT_CUDA_ALLOC_PREFIXES                                                               \
-	"cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister", \
-	    "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister",                \
-	    "cuMemHostUnregister", "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap",  \
-	    "cuMemAddressReserve", "cuMemAddressFree"
+#define GT_CUDA_ALLOC_PREFIXES                                                                     \
+	"cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister",       \
+	    "cudaMemPoolTrimTo", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister", \
+	    "cuMemHostUnregister", "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap",        \
+	    "cuMemSetAccess", "cuMemPoolTrimTo", "cuMemAddressReserve", "cuMemAddressFree"
 
 #endif /* GAPTRACE_CUPTI_API_H */

@@ -274,6 +274,205 @@ static void test_gap_waker_must_be_a_real_hand_off(void **state)
 	an_result__free(r);
 }
 
+/* A blocked interval with every syscall argument: futex word, op, value, timeout. */
+static void ev_wait(struct synth *s, uint32_t pid, uint32_t tid, uint64_t off, uint64_t wake,
+		    uint32_t flags, int32_t sys, const uint64_t args[4], uint32_t waker,
+		    int32_t waker_sys)
+{
+	struct gt_offcpu o = {};
+
+	synth_hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), wake);
+	o.pid = pid;
+	o.tid = tid;
+	o.off_ns = off;
+	o.wake_ns = o.on_ns = wake;
+	o.state = 1;
+	o.flags = flags;
+	o.waker_pid = waker ? pid : 0;
+	o.waker_tid = waker;
+	o.waker_syscall = waker_sys;
+	o.syscall_nr = sys;
+	memcpy(o.args, args, sizeof(o.args));
+	o.ustack_id = o.kstack_id = -1;
+	assert_int_equal(capture_writer__event(s->w, &o, sizeof(o)), 0);
+}
+
+#define FUTEX_WAIT_PRIV	       128
+#define FUTEX_WAIT_BITSET_PRIV (9 | 128)
+#define TIMEOUT_PTR	       0x7ffd1000ULL /* a struct timespec on the waiter's stack */
+
+/* #13: an event loop's timer (epoll_wait's timeout, 4th argument) running out is sleep. */
+static void test_gap_epoll_timeout_is_sleep(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	/* epoll_wait(ep, ev, 64, 15): 15 ms later a timer interrupt wakes it. */
+	ev_wait(&s, PID, 10, T0 + 11 * MS, T0 + 26 * MS, GT_OFF_WAKER_IRQ, GT_NR_epoll_wait,
+		(uint64_t[4]){3, 0x1000, 64, 15}, 0, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 15 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_WAIT, 0);
+	an_result__free(r);
+
+	/* The same wait cut short by an interrupt (a packet): not its timer, a wait. */
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	ev_wait(&s, PID, 10, T0 + 11 * MS, T0 + 26 * MS, GT_OFF_WAKER_IRQ, GT_NR_epoll_wait,
+		(uint64_t[4]){3, 0x1000, 64, 200}, 0, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_WAIT, 15 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 0);
+	an_result__free(r);
+
+	/* poll(fds, 1, 12) keeps its timeout in the 3rd argument. */
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	ev_wait(&s, PID, 10, T0 + 11 * MS, T0 + 23 * MS, GT_OFF_WAKER_IRQ, GT_NR_poll,
+		(uint64_t[4]){0x2000, 1, 12, 0}, 0, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 12 * MS);
+	an_result__free(r);
+}
+
+/* #13: a timed wait that another thread ends first stays a hand-off, followed to it. */
+static void test_gap_epoll_woken_before_timeout_is_handoff(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	synth_thread(&s, 12, "producer");
+	/* Timeout 100 ms, but thread 12 writes to the eventfd after 15 ms. */
+	ev_wait(&s, PID, 10, T0 + 11 * MS, T0 + 26 * MS, 0, GT_NR_epoll_wait,
+		(uint64_t[4]){3, 0x1000, 64, 100}, 12, GT_NR_write);
+	/* Meanwhile the producer slept 6 ms, then ran. */
+	synth_off(&s, 12, T0 + 10 * MS, T0 + 17 * MS, T0 + 17 * MS, 0, GT_NR_clock_nanosleep, 0, 0,
+		  0, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_WAIT, 0);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 6 * MS);
+	/* [10, 11) and [26, 30) the worker's own, [17, 26) the producer's */
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 5 * MS + 9 * MS);
+	assert_int_equal(r->gaps[0].nchain, 2);
+	assert_int_equal(r->gaps[0].chain[1].tid, 12);
+	an_result__free(r);
+}
+
+/* #13: futex, ppoll, select: timeouts by pointer run out when no task wakes the wait. */
+static void test_gap_timeout_by_pointer_is_sleep(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	synth_thread(&s, 12, "notifier");
+	/* Condvar wait_timeout (a counter at 7): woken by the timer, then by a notify. */
+	ev_wait(&s, PID, 10, T0 + 11 * MS, T0 + 19 * MS, GT_OFF_WAKER_IRQ, GT_NR_futex,
+		(uint64_t[4]){0x5000, FUTEX_WAIT_BITSET_PRIV, 7, TIMEOUT_PTR}, 0, -1);
+	ev_wait(&s, PID, 10, T0 + 19 * MS, T0 + 23 * MS, 0, GT_NR_futex,
+		(uint64_t[4]){0x5000, FUTEX_WAIT_BITSET_PRIV, 8, TIMEOUT_PTR}, 12, GT_NR_futex);
+	/* ppoll and select with a timeout, each ended by the timer. */
+	ev_wait(&s, PID, 10, T0 + 23 * MS, T0 + 25 * MS, GT_OFF_WAKER_IRQ, GT_NR_ppoll,
+		(uint64_t[4]){0x2000, 1, TIMEOUT_PTR, 0}, 0, -1);
+	ev_wait(&s, PID, 10, T0 + 25 * MS, T0 + 27 * MS, GT_OFF_WAKER_IRQ, GT_NR_select,
+		(uint64_t[4]){4, 0x3000, 0, TIMEOUT_PTR}, 0, -1);
+	/* A futex wait without a timeout, "woken" by an interrupt: a wait, not a sleep. */
+	ev_wait(&s, PID, 10, T0 + 27 * MS, T0 + 29 * MS, GT_OFF_WAKER_IRQ, GT_NR_futex,
+		(uint64_t[4]){0x5000, FUTEX_WAIT_BITSET_PRIV, 9, 0}, 0, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 8 * MS + 2 * MS + 2 * MS);
+	/* the notifier's own time while the worker waited for it */
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 1 * MS + 4 * MS + 1 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_WAIT, 2 * MS);
+	an_result__free(r);
+}
+
+/*
+ * #13: a futex word that counts (Rust's Condvar, a sequence) may be waited on
+ * at 2; the other values it takes over the capture say it is no lock word.
+ */
+static void test_gap_futex_counter_at_2_is_handoff(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	synth_thread(&s, 12, "notifier");
+	/* Before the gap the worker waited on the same word at 1, after it at 3. */
+	ev_wait(&s, PID, 10, T0 + 3 * MS, T0 + 4 * MS, 0, GT_NR_futex,
+		(uint64_t[4]){0x6000, FUTEX_WAIT_BITSET_PRIV, 1, 0}, 12, GT_NR_futex);
+	ev_wait(&s, PID, 10, T0 + 41 * MS, T0 + 42 * MS, 0, GT_NR_futex,
+		(uint64_t[4]){0x6000, FUTEX_WAIT_BITSET_PRIV, 3, 0}, 12, GT_NR_futex);
+	/* In the gap at 2, woken by the notifier 16 ms later; it slept 10 of them. */
+	ev_wait(&s, PID, 10, T0 + 11 * MS, T0 + 27 * MS, 0, GT_NR_futex,
+		(uint64_t[4]){0x6000, FUTEX_WAIT_BITSET_PRIV, 2, 0}, 12, GT_NR_futex);
+	synth_off(&s, 12, T0 + 10 * MS, T0 + 21 * MS, T0 + 21 * MS, 0, GT_NR_clock_nanosleep, 0, 0,
+		  0, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_LOCK, 0);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 10 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 1 * MS + 6 * MS + 3 * MS);
+	assert_int_equal(r->gaps[0].nchain, 2);
+	assert_int_equal(r->gaps[0].chain[1].tid, 12);
+	assert_int_equal(r->gaps[0].nholders, 0);
+	an_result__free(r);
+}
+
+/* #13: a word only ever waited on at 2 stays a lock, whatever another process's same address did. */
+static void test_gap_futex_lock_word_stays_lock(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	synth_thread(&s, 12, "holder");
+	/* Another process (a forked worker: same layout) counts on the same address. */
+	ev_wait(&s, PID + 1, 50, T0 + 3 * MS, T0 + 4 * MS, 0, GT_NR_futex,
+		(uint64_t[4]){0x6000, FUTEX_WAIT_BITSET_PRIV, 5, 0}, 51, GT_NR_futex);
+	ev_wait(&s, PID, 10, T0 + 3 * MS, T0 + 4 * MS, 0, GT_NR_futex,
+		(uint64_t[4]){0x6000, FUTEX_WAIT_BITSET_PRIV, 2, 0}, 12, GT_NR_futex);
+	/* A lock wait that timed out (pthread_mutex_timedlock) is still a lock wait. */
+	ev_wait(&s, PID, 10, T0 + 11 * MS, T0 + 27 * MS, GT_OFF_WAKER_IRQ, GT_NR_futex,
+		(uint64_t[4]){0x6000, FUTEX_WAIT_BITSET_PRIV, 2, TIMEOUT_PTR}, 0, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_LOCK, 16 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 0);
+	an_result__free(r);
+}
+
+/* A capture written before gt_offcpu.args[3] (104-byte records) still reads. */
+static void test_offcpu_v1_records(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+	struct gt_offcpu o = {};
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	synth_hdr(&o.hdr, GT_REC_OFFCPU, GT_OFFCPU_V1_SIZE, T0 + 26 * MS);
+	o.pid = PID;
+	o.tid = 10;
+	o.off_ns = T0 + 11 * MS;
+	o.wake_ns = o.on_ns = T0 + 26 * MS;
+	o.state = 1;
+	o.flags = GT_OFF_WAKER_IRQ;
+	o.syscall_nr = GT_NR_epoll_wait;
+	o.waker_syscall = -1;
+	o.ustack_id = o.kstack_id = -1;
+	assert_int_equal(capture_writer__event(s.w, &o, GT_OFFCPU_V1_SIZE), 0);
+	r = synth_run(&s, NULL);
+	/* The interval is read; with no 4th argument its timeout is unknown: a wait. */
+	assert_cat(&r->gaps[0], GT_CAT_WAIT, 15 * MS);
+	an_result__free(r);
+}
+
 static void test_gap_allocator_offcpu_and_uprobe(void **state)
 {
 	struct synth s;
@@ -1149,6 +1348,12 @@ int main(void)
 	    cmocka_unit_test(test_stream_same_as_whole),
 	    cmocka_unit_test(test_gap_handoff_unfollowable_is_wait),
 	    cmocka_unit_test(test_gap_waker_must_be_a_real_hand_off),
+	    cmocka_unit_test(test_gap_epoll_timeout_is_sleep),
+	    cmocka_unit_test(test_gap_epoll_woken_before_timeout_is_handoff),
+	    cmocka_unit_test(test_gap_timeout_by_pointer_is_sleep),
+	    cmocka_unit_test(test_gap_futex_counter_at_2_is_handoff),
+	    cmocka_unit_test(test_gap_futex_lock_word_stays_lock),
+	    cmocka_unit_test(test_offcpu_v1_records),
 	    cmocka_unit_test(test_gap_allocator_offcpu_and_uprobe),
 	    cmocka_unit_test(test_gap_cuda_alloc_api_is_allocator),
 	    cmocka_unit_test(test_gap_samples_split_oncpu),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * test_record_sink.c: cmocka tests of the recorder's sink (record/record_sink):
- * hand-built BPF ring-buffer records go in, with a fake stack map, symbolizer
+ * hand-built BPF ring-buffer records go in, with a fake symbolizer
  * and rescan hook, and the capture that comes out is read back and checked
  * field by field.
  */
@@ -20,6 +20,7 @@
 #include "gaptrace.h"
 #include "gaptrace.skel.h"
 #include "record/record_sink.h"
+#include "record/unwind.h"
 #include "support/util.h"
 
 #define MAX_OUT	 32
@@ -47,7 +48,7 @@ struct fx {
 	struct capture_writer *w;
 	struct record_sink sink;
 	/* fakes' call log */
-	unsigned lookups, resolves, tasks;
+	unsigned resolves, tasks;
 	uint32_t task_pid;
 	bool task_exec;
 	/* the capture read back */
@@ -59,23 +60,29 @@ struct fx {
 	size_t nsyms;
 };
 
-/* Fake stack map: id 7 is a user stack of two frames, id 9 a kernel one. */
-static int fake_lookup(void *ctx, int32_t id, uint64_t *ips)
+/* Feeds the frames of a BPF stack id, as the kernel sends them when it makes the id. */
+static void feed_stack(struct fx *f, int32_t id, uint32_t pid, bool kernel, const uint64_t *ips,
+		       uint16_t nr)
 {
-	struct fx *f = ctx;
+	struct gt_stack st = {
+	    .hdr = {GT_REC_STACK, (uint16_t)(offsetof(struct gt_stack, ips) + nr * 8), 0, 0},
+	    .id = id,
+	    .pid = pid,
+	    .nr = nr,
+	    .flags = kernel ? GT_STACK_REC_KERNEL : 0,
+	};
 
-	f->lookups++;
-	memset(ips, 0, GT_STACK_DEPTH * sizeof(*ips));
-	if (id == 7) {
-		ips[0] = USER_IP0;
-		ips[1] = USER_IP1;
-		return 0;
-	}
-	if (id == 9) {
-		ips[0] = KERN_IP0;
-		return 0;
-	}
-	return -1;
+	memcpy(st.ips, ips, nr * sizeof(*ips));
+	record_sink__feed(&f->sink, &st, st.hdr.size);
+}
+
+static const uint64_t user_ips[] = {USER_IP0, USER_IP1}, kern_ips[] = {KERN_IP0};
+
+/* The kernel's first two stacks: id 7 a user stack of two frames, id 9 a kernel one. */
+static void feed_stacks_7_9(struct fx *f)
+{
+	feed_stack(f, 7, 100, false, user_ips, 2);
+	feed_stack(f, 9, 0, true, kern_ips, 1);
 }
 
 static int fake_resolve(void *ctx, uint32_t pid, uint64_t ip, const char **name, uint32_t *off,
@@ -109,7 +116,6 @@ static void fake_task(void *ctx, uint32_t pid, bool exec)
 }
 
 static const struct record_sink_ops fake_ops = {
-    .stack_lookup = fake_lookup,
     .resolve = fake_resolve,
     .task = fake_task,
 };
@@ -202,8 +208,8 @@ static void read_back(struct fx *f)
 	c = capture__open(f->path, err, sizeof(err));
 	assert_non_null(c);
 	while (capture__next(c, &b) == 1) {
-		if (b.type == GT_BLK_EVENTS)
-			assert_int_equal(capture__events(b.body, b.len, on_event, f), 0);
+		if (capture__has_records(b.type))
+			assert_int_equal(capture__records(b.type, b.body, b.len, on_event, f), 0);
 		else if (b.type == GT_BLK_STACKS)
 			assert_int_equal(capture__stacks(b.body, b.len, on_stack, f), 0);
 		else if (b.type == GT_BLK_SYMBOLS)
@@ -244,19 +250,20 @@ static struct gt_offcpu offcpu_rec(void)
 	return o;
 }
 
-/* An off-CPU interval is written as it came; both its stacks are copied and symbolized. */
+/* An off-CPU interval is written as it came; the frames of its stacks are written and symbolized. */
 static void test_offcpu_with_stacks(void **state)
 {
 	struct fx *f = *state;
 	struct gt_offcpu o = offcpu_rec();
 	const struct out_symbol *s;
 
+	feed_stacks_7_9(f);
 	record_sink__feed(&f->sink, &o, sizeof(o));
-	/* The same stacks again: already written, not looked up again. */
+	/* The same stacks again: already written, not resolved again. */
 	o.hdr.ts_ns = 6000;
 	record_sink__feed(&f->sink, &o, sizeof(o));
-	assert_int_equal(f->lookups, 2);
 	assert_int_equal(f->resolves, 3);
+	assert_int_equal(f->sink.stacks_unresolved, 0);
 	assert_int_equal(f->sink.events, 2);
 	read_back(f);
 
@@ -295,7 +302,7 @@ static void test_offcpu_with_stacks(void **state)
 	assert_string_equal(s->module, "[kernel]");
 }
 
-/* A sample without stacks passes through unchanged; a stack the map lacks is skipped. */
+/* A sample's missing user stack passes through; an id whose frames never came becomes -1. */
 static void test_sample(void **state)
 {
 	struct fx *f = *state;
@@ -305,20 +312,95 @@ static void test_sample(void **state)
 	    .tid = 103,
 	    .syscall_nr = -1,
 	    .ustack_id = -14, /* -EFAULT from bpf_get_stackid */
-	    .kstack_id = 33,  /* not in the fake map */
+	    .kstack_id = 33,  /* no frames sent for it */
 	    .flags = GT_SAMPLE_KERNEL,
 	    .ip = 0x401234,
 	    .pcount = 17,
 	};
 
 	record_sink__feed(&f->sink, &s, sizeof(s));
-	assert_int_equal(f->lookups, 1);
+	assert_int_equal(f->sink.stacks_unresolved, 1);
 	read_back(f);
 	assert_int_equal(f->nevents, 1);
 	assert_int_equal(f->event_size[0], sizeof(s));
+	s.kstack_id = -1;
 	assert_memory_equal(f->events[0], &s, sizeof(s));
 	assert_int_equal(f->nstacks, 0);
 	assert_int_equal(f->nsyms, 0);
+}
+
+/*
+ * Stacks that last (#12): the kernel forgets stacks (LRU) and makes a new id
+ * when one comes back, never reusing an id.  An off-CPU record leaves at
+ * switch-in, long after its switch-out took the id: a late record must still
+ * get its own frames, a resent stack the capture id first written for it,
+ * and the same addresses in another process a stack of their own.
+ */
+static void test_stack_ids_resent_and_late(void **state)
+{
+	static const uint64_t other_ips[] = {USER_IP1, USER_IP0, USER_IP0 + 8};
+	struct fx *f = *state;
+	struct gt_offcpu o = offcpu_rec();
+	struct gt_sample smp = {
+	    .hdr = {GT_REC_SAMPLE, sizeof(smp), 0, 9000},
+	    .pid = 100,
+	    .tid = 103,
+	    .syscall_nr = -1,
+	    .ustack_id = 11,
+	    .kstack_id = -1,
+	};
+	const struct gt_offcpu *e;
+
+	feed_stacks_7_9(f);
+	/* Stack 7 was evicted; its bucket took another stack under a new id ... */
+	feed_stack(f, 11, 100, false, other_ips, 3);
+	/* ... and stack 7's frames came back under id 1031, pid 200's under 1035. */
+	feed_stack(f, 1031, 100, false, user_ips, 2);
+	feed_stack(f, 1035, 200, false, user_ips, 2);
+	/* The switch-out that took id 7 before all that ends only now. */
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	o.ustack_id = 1031;
+	o.hdr.ts_ns = 6000;
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	o.pid = 200;
+	o.ustack_id = 1035;
+	o.hdr.ts_ns = 7000;
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	record_sink__feed(&f->sink, &smp, sizeof(smp));
+	assert_int_equal(f->sink.stacks_resent, 1);
+	assert_int_equal(f->sink.stacks_unresolved, 0);
+	assert_int_equal(record_sink__stack_id(&f->sink, 1031), 7);
+	assert_int_equal(record_sink__stack_id(&f->sink, 7), 7);
+	assert_int_equal(record_sink__stack_id(&f->sink, 11), 11);
+	assert_int_equal(record_sink__stack_id(&f->sink, GT_STACK_DWARF_BASE + 3),
+			 GT_STACK_DWARF_BASE + 3);
+	read_back(f);
+
+	assert_int_equal(f->nevents, 4);
+	e = (const struct gt_offcpu *)f->events[0];
+	assert_int_equal(e->ustack_id, 7);
+	assert_int_equal(e->kstack_id, 9);
+	e = (const struct gt_offcpu *)f->events[1];
+	assert_int_equal(e->hdr.ts_ns, 6000);
+	assert_int_equal(e->ustack_id, 7); /* the resent stack: its first capture id */
+	assert_int_equal(e->kstack_id, 9);
+	e = (const struct gt_offcpu *)f->events[2];
+	assert_int_equal(e->ustack_id, 1035); /* pid 200's own stack */
+	assert_int_equal(((const struct gt_sample *)f->events[3])->ustack_id, 11);
+
+	/* One STACKS entry per (process, frames): 7, 9, 11 and pid 200's 1035. */
+	assert_int_equal(f->nstacks, 4);
+	assert_int_equal(f->stacks[0].id, 7);
+	assert_int_equal(f->stacks[0].nr, 2);
+	assert_int_equal(f->stacks[0].ips[0], USER_IP0);
+	assert_int_equal(f->stacks[2].id, 11);
+	assert_int_equal(f->stacks[2].pid, 100);
+	assert_int_equal(f->stacks[2].nr, 3);
+	assert_int_equal(f->stacks[2].ips[0], USER_IP1);
+	assert_int_equal(f->stacks[2].ips[2], USER_IP0 + 8);
+	assert_int_equal(f->stacks[3].id, 1035);
+	assert_int_equal(f->stacks[3].pid, 200);
+	assert_int_equal(f->stacks[3].ips[1], USER_IP1);
 }
 
 static void gpu_rec(struct gt_gpu_batch *b, uint32_t i, uint64_t start, uint64_t end)
@@ -449,7 +531,9 @@ static void test_map_values_match_bpf_object(void **state)
 	assert_int_equal(bpf_map__key_size(skel->maps.offcpu), sizeof(uint32_t));
 	assert_int_equal(bpf_map__value_size(skel->maps.calls), sizeof(struct gt_call_start));
 	assert_int_equal(bpf_map__key_size(skel->maps.calls), sizeof(uint64_t));
-	assert_int_equal(bpf_map__value_size(skel->maps.stacks), GT_STACK_DEPTH * sizeof(uint64_t));
+	assert_int_equal(bpf_map__key_size(skel->maps.stack_ids),
+			 GT_STACK_DEPTH * sizeof(uint64_t));
+	assert_int_equal(bpf_map__value_size(skel->maps.stack_ids), sizeof(int32_t));
 	gaptrace_bpf__destroy(skel);
 }
 
@@ -458,6 +542,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_offcpu_with_stacks, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_sample, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_stack_ids_resent_and_late, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_batch_split, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_name_task_runt, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_map_values_match_bpf_object),

@@ -584,6 +584,7 @@ static const struct fz_field fields[] = {
     {GT_REC_OFFCPU, offsetof(struct gt_offcpu, args), 8, R_VAL},
     {GT_REC_OFFCPU, offsetof(struct gt_offcpu, args) + 8, 8, R_VAL},
     {GT_REC_OFFCPU, offsetof(struct gt_offcpu, args) + 16, 8, R_VAL},
+    {GT_REC_OFFCPU, offsetof(struct gt_offcpu, args) + 24, 8, R_VAL},
     F(GT_REC_SAMPLE, gt_sample, pid, R_ID),
     F(GT_REC_SAMPLE, gt_sample, tid, R_ID),
     F(GT_REC_SAMPLE, gt_sample, syscall_nr, R_SYS),

@@ -87,6 +87,7 @@ static void parse_all(const void *body, size_t len)
 	sink += (uint64_t)capture__symbols(body, len, on_symbol, NULL);
 	sink += (uint64_t)capture__mappings(body, len, on_mapping, NULL);
 	sink += (uint64_t)capture__probes(body, len, on_probe, NULL);
+	sink += (uint64_t)capture__gpu_ops(body, len, on_event, NULL);
 }
 
 static void walk(struct capture *c)
@@ -215,6 +216,17 @@ static int write_seed(const char *dir, const char *name, bool full)
 	memcpy(nm.name, "fft", 4);
 	ret |= capture_writer__event(w, &off, sizeof(off));
 	ret |= capture_writer__event(w, &nm, nm.hdr.size);
+	/* Three GPU operations, two on one stream: a GPU_OPS block with a delta and two contexts. */
+	for (uint32_t i = 0; i < 3; i++) {
+		struct gt_gpu_op g = {.hdr = {.type = GT_REC_GPU_OP, .size = sizeof(g)}};
+
+		g.rec.kind = (uint16_t)(1 + i % 2);
+		g.rec.stream = i % 2;
+		g.rec.start_ns = 1000 + 100 * i;
+		g.rec.end_ns = 1050 + 100 * i;
+		g.rec.op_id = 7 + i;
+		ret |= capture_writer__event(w, &g, sizeof(g));
+	}
 	ret |= capture_writer__flush(w);
 	if (full) {
 		capture_buf__stack(&b, 1, 42, false, ips, 2);

@@ -48,7 +48,8 @@ static struct {
 	unsigned int pinned_kb;
 	uint64_t duration_ns;
 	bool blocking_sync;
-} gopt = {0, 1024, 0, false};
+	unsigned int pinned_gap_mib; /* --pinned-gap-mib: pinned alloc+free in each gap */
+} gopt = {0, 1024, 0, false, 0};
 
 static struct {
 	cudaStream_t stream;
@@ -215,6 +216,27 @@ static void pinned_cycle(void)
 	CU(cudaHostAlloc((void **)&gpu.pinned, (size_t)gopt.pinned_kb << 10, cudaHostAllocDefault));
 }
 
+/*
+ * --pinned-gap-mib: the allocator cost a prover pays between partitions when
+ * it pins a fresh staging buffer (cudaHostAlloc) and releases it
+ * (cudaFreeHost), inside the gap on the worker thread: truth category
+ * allocator (issue #13: it came out ~85% cuda before).
+ */
+static void pinned_gap(unsigned int gap)
+{
+	size_t bytes = (size_t)gopt.pinned_gap_mib << 20;
+	uint64_t start, end, rd0, rd1;
+	void *p = NULL;
+
+	rd0 = run_delay();
+	start = now_ns();
+	CU(cudaHostAlloc(&p, bytes, cudaHostAllocDefault));
+	CU(cudaFreeHost(p));
+	end = now_ns();
+	rd1 = run_delay();
+	record(gap, DELAY_PINNED, start, end, rd0, rd1, end - start, bytes);
+}
+
 /* The unit's device work; mid = launches before the pinned-buffer cycle. */
 static void unit_device_work(unsigned int mid, bool do_pinned)
 {
@@ -323,6 +345,8 @@ static void *worker_main(void *arg)
 		GAPTRACE_UNIT_END(u);
 		if (inject)
 			delay_gap(u);
+		if (gopt.pinned_gap_mib && !last)
+			pinned_gap(u);
 		if (last) {
 			u++;
 			break;
@@ -363,7 +387,7 @@ static void usage(FILE *f)
 	    "GPU activity reaches gaptrace through libgaptrace-cupti.so.\n"
 	    "\n"
 	    "  -s, --scenario NAME   none, lock, trim, munmap, sched, sleep, cpu, io, mixed,\n"
-	    "                        chain (default: none)\n"
+	    "                        chain, timer, wakeup, counter (default: none)\n"
 	    "  -n, --units N         work units (partitions) (default: 10)\n"
 	    "      --duration-s S    run for S seconds instead (--units then only caps the\n"
 	    "                        count); the last unit is the one that starts after S\n"
@@ -385,6 +409,8 @@ static void usage(FILE *f)
 	    "      --device N        CUDA device (default: 0)\n"
 	    "      --pinned-kb K     pinned buffer allocated and freed per unit, KiB; 0 = none\n"
 	    "                        (default: 1024)\n"
+	    "      --pinned-gap-mib M  also pin M MiB (cudaHostAlloc) and free it\n"
+	    "                        (cudaFreeHost) in every gap: truth allocator (default: 0)\n"
 	    "      --blocking-sync   cudaDeviceScheduleBlockingSync (default: CUDA's choice,\n"
 	    "                        which spins while it waits when CPUs are plenty)\n"
 	    "  -q, --quiet           no summary line\n"
@@ -404,7 +430,8 @@ static void parse_args(int argc, char **argv)
 		O_DURATION,
 		O_DEVICE,
 		O_PINNED,
-		O_BLOCKING
+		O_BLOCKING,
+		O_PINNED_GAP
 	};
 	static const struct option lo[] = {
 	    {"scenario", required_argument, NULL, 's'},
@@ -422,6 +449,7 @@ static void parse_args(int argc, char **argv)
 	    {"device", required_argument, NULL, O_DEVICE},
 	    {"pinned-kb", required_argument, NULL, O_PINNED},
 	    {"blocking-sync", no_argument, NULL, O_BLOCKING},
+	    {"pinned-gap-mib", required_argument, NULL, O_PINNED_GAP},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
@@ -492,6 +520,10 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_BLOCKING:
 			gopt.blocking_sync = true;
+			break;
+		case O_PINNED_GAP:
+			gopt.pinned_gap_mib = (unsigned int)parse_num("--pinned-gap-mib", optarg, 0,
+								      65536, "an integer 0..65536");
 			break;
 		case 'q':
 			opt.quiet = true;

@@ -22,6 +22,9 @@ lock held by a thread in malloc_trim): the peer's lock wait and munmap within
 +-15% or +-0.5 ms, reached through the critical path: the gap's chain holds
 the peer and `wait` is under 10% of the gap.  Injections marked
 "on_critical_path": false (the holder's trim) are documentation, not checked.
+wakeup, counter (issue #13: an epoll_wait or a futex counter wait, ended by
+the notifier after its CPU work): single-cause (the notifier's cpu), and the
+chain holds the notifier with `wait` under 10% of the gap, as for chain.
 Exit status 0 when every check holds, 1 otherwise.
 """
 import json
@@ -123,8 +126,9 @@ def main():
             cats["cpu"] = cats.get("cpu", 0) + max(0, win - inj["amount_ns"])
 
     mixed = scen in ("mixed", "chain")
-    if scen == "chain":
-        # Followed through the chain, not stopped at the worker's channel wait.
+    if scen in ("chain", "wakeup", "counter"):
+        # Followed through the chain, not stopped at the worker's wait (or,
+        # for counter, taken for a lock where the futex word passed 2).
         for idx, (g, cats) in sorted(by_gap.items()):
             hops = g.get("chain", [])
             path = ", ".join(f"{h['thread_name']}:{h['tid']}@{h['depth']}" for h in hops)

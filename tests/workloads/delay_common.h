@@ -36,9 +36,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,11 +100,15 @@ enum scenario {
 	SC_IO,
 	SC_MIXED,
 	SC_CHAIN,
+	SC_TIMER,
+	SC_WAKEUP,
+	SC_COUNTER,
 	SC_COUNT,
 };
 
 DELAY_STATIC const char *const scenario_names[SC_COUNT] = {
-    "none", "lock", "trim", "munmap", "sched", "sleep", "cpu", "io", "mixed", "chain",
+    "none", "lock",  "trim",  "munmap", "sched",  "sleep",   "cpu",
+    "io",   "mixed", "chain", "timer",	"wakeup", "counter",
 };
 
 enum delay_kind {
@@ -111,12 +119,21 @@ enum delay_kind {
 	DELAY_SLEEP,
 	DELAY_CPU,
 	DELAY_IO,
+	DELAY_EPOLL_TIMER,
+	DELAY_FUTEX_TIMER,
+	DELAY_EPOLL_WAKEUP,
+	DELAY_COUNTER_WAKEUP,
+	DELAY_PINNED, /* prover_gpu --pinned-gap-mib: cudaHostAlloc + cudaFreeHost */
 };
 
-DELAY_STATIC const char *const delay_names[] = {"lock",	 "trim", "munmap", "sched",
-						"sleep", "cpu",	 "io"};
+DELAY_STATIC const char *const delay_names[] = {
+    "lock", "trim",	   "munmap",	  "sched",	  "sleep",	    "cpu",
+    "io",   "epoll-timer", "futex-timer", "epoll-wakeup", "counter-wakeup", "pinned",
+};
+/* The wakeups: the notifier's CPU time, which the waiting worker's gap is. */
 DELAY_STATIC const char *const delay_categories[] = {
-    "lock", "allocator", "allocator", "scheduler", "sleep", "cpu", "io",
+    "lock", "allocator", "allocator", "scheduler", "sleep", "cpu",
+    "io",   "sleep",	 "sleep",     "cpu",	   "cpu",   "allocator",
 };
 
 struct delay_opts {
@@ -1169,6 +1186,210 @@ DELAY_STATIC void delay_io(unsigned int gap, uint64_t target)
 	record(gap, DELAY_IO, start, end, rd0, rd1, target, 0);
 }
 
+/* ---- timed waits and wakeups: timer, wakeup, counter (#13) ---- */
+
+/*
+ * timer: an event loop's timer.  The worker waits in epoll_wait with a
+ * timeout on an eventfd nobody writes (tokio::time::sleep parks its thread
+ * so), then in a futex wait with an absolute timeout on a word nobody wakes
+ * (a Condvar::wait_timeout that runs out): both end by their timeouts, with
+ * no waker, and are sleep.
+ * wakeup: the counter-case.  The same epoll_wait with a long timeout, ended
+ * by the notifier's eventfd write after D ms of its CPU work: a hand-off, so
+ * the gap is the notifier's cpu, reached through the critical path.
+ * counter: the worker waits with FUTEX_WAIT_BITSET on a sequence word the
+ * notifier bumps after D ms of CPU work (as Rust's futex Condvar does); the
+ * word takes the values 0, 1, 2, 3... so in gap 2 it is waited on at 2, the
+ * value a contended lock waits on: still a hand-off, the notifier's cpu.
+ * The notifier measures its CPU window against its own run_delay; the
+ * run-queue time around it (the notifier's after the worker's signal, the
+ * worker's after the wakeup) is in the injection's run_delay_ns too.
+ */
+DELAY_STATIC int timer_ep = -1, timer_efd = -1; /* epoll over the eventfd */
+DELAY_STATIC uint32_t timer_word;		/* nobody wakes it */
+DELAY_STATIC uint32_t seq_word;			/* counter: bumped per wakeup */
+DELAY_STATIC pid_t notifier_tid;
+
+DELAY_STATIC struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t req;
+	unsigned int gap;
+	uint64_t spin_ns;
+	bool stop;
+	uint64_t *worker_rd; /* per gap: the worker's run_delay while it waited */
+} notif;
+
+DELAY_STATIC bool uses_notifier(void)
+{
+	return opt.scenario == SC_WAKEUP || opt.scenario == SC_COUNTER;
+}
+
+DELAY_STATIC long futex_op(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, word, op, val, ts, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+DELAY_STATIC void delay_epoll_timer(unsigned int gap, uint64_t target)
+{
+	int ms = (int)((target + NSEC_PER_MSEC / 2) / NSEC_PER_MSEC);
+	struct epoll_event ev;
+	uint64_t rd0, rd1, start, end, until;
+	int n;
+
+	rd0 = run_delay();
+	start = now_ns();
+	until = start + (uint64_t)ms * NSEC_PER_MSEC;
+	do {
+		uint64_t t = now_ns();
+
+		n = epoll_wait(timer_ep, &ev, 1,
+			       t < until ? (int)((until - t) / NSEC_PER_MSEC) : 0);
+	} while ((n < 0 && errno == EINTR) || (n == 0 && now_ns() + NSEC_PER_MSEC <= until));
+	end = now_ns();
+	rd1 = run_delay();
+	if (n != 0)
+		die("timer: epoll_wait on an eventfd nobody writes");
+	record(gap, DELAY_EPOLL_TIMER, start, end, rd0, rd1, (uint64_t)ms * NSEC_PER_MSEC, 0);
+}
+
+DELAY_STATIC void delay_futex_timer(unsigned int gap, uint64_t target)
+{
+	struct timespec ts;
+	uint64_t rd0, rd1, start, end, until;
+	long rc;
+
+	rd0 = run_delay();
+	start = now_ns();
+	until = start + target;
+	ts.tv_sec = (time_t)(until / NSEC_PER_SEC);
+	ts.tv_nsec = (long)(until % NSEC_PER_SEC);
+	do
+		rc = futex_op(&timer_word, FUTEX_WAIT_BITSET_PRIVATE, 0, &ts);
+	while (rc != 0 && errno != ETIMEDOUT);
+	end = now_ns();
+	rd1 = run_delay();
+	record(gap, DELAY_FUTEX_TIMER, start, end, rd0, rd1, target, 0);
+}
+
+/* wakeup, counter: the worker's side. */
+DELAY_STATIC void delay_wakeup(unsigned int gap, uint64_t target)
+{
+	uint32_t seq = __atomic_load_n(&seq_word, __ATOMIC_SEQ_CST);
+	struct epoll_event ev;
+	uint64_t v, rd0 = run_delay();
+
+	pthread_mutex_lock(&notif.mu);
+	notif.gap = gap;
+	notif.spin_ns = target;
+	notif.req++;
+	pthread_cond_signal(&notif.cv);
+	pthread_mutex_unlock(&notif.mu);
+	if (opt.scenario == SC_COUNTER) {
+		while (__atomic_load_n(&seq_word, __ATOMIC_SEQ_CST) == seq)
+			futex_op(&seq_word, FUTEX_WAIT_BITSET_PRIVATE, seq, NULL);
+	} else {
+		/* A timeout far beyond the notifier's work: the write ends the wait. */
+		while (epoll_wait(timer_ep, &ev, 1, 1000) != 1)
+			;
+	}
+	/* Added to the notifier's injection once both threads are done. */
+	notif.worker_rd[gap] = run_delay() - rd0;
+	if (opt.scenario == SC_WAKEUP && read(timer_efd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+		die("wakeup: read the eventfd");
+}
+
+/*
+ * Sharing the worker's CPU, the woken notifier would preempt the worker
+ * before it reaches its wait: yield until the worker sleeps (its
+ * /proc/.../stat state), at most 50 ms.
+ */
+DELAY_STATIC void until_worker_sleeps(int stat_fd)
+{
+	uint64_t give_up = now_ns() + 50 * NSEC_PER_MSEC;
+	char buf[512];
+
+	while (stat_fd >= 0 && now_ns() < give_up) {
+		ssize_t n = pread(stat_fd, buf, sizeof(buf) - 1, 0);
+		const char *p;
+
+		if (n <= 0)
+			return;
+		buf[n] = '\0';
+		p = strrchr(buf, ')');
+		if (!p || (p[1] == ' ' && p[2] == 'S'))
+			return;
+		sched_yield();
+	}
+}
+
+DELAY_STATIC void *notifier_main(void *arg)
+{
+	uint64_t seen = 0;
+	char path[64];
+	int fd, stat_fd;
+
+	(void)arg;
+	name_self("notifier", &notifier_tid);
+	fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	stat_fd = -1;
+	/* The worker's CPU, which it leaves idle while it waits for this thread. */
+	if (worker_cpu_reserved)
+		pin_to(last_cpu);
+	for (;;) {
+		uint64_t rd_before, rd0, rd1, start, end, spin, one = 1;
+		struct planned_delay *in;
+		unsigned int gap;
+
+		/* From here: the wait for a CPU after the worker's signal counts too. */
+		rd_before = run_delay_of(fd);
+		pthread_mutex_lock(&notif.mu);
+		while (notif.req == seen && !notif.stop)
+			pthread_cond_wait(&notif.cv, &notif.mu);
+		if (notif.stop) {
+			pthread_mutex_unlock(&notif.mu);
+			break;
+		}
+		seen = notif.req;
+		gap = notif.gap;
+		spin = notif.spin_ns;
+		pthread_mutex_unlock(&notif.mu);
+		/* The worker (started after this thread) has by its first request. */
+		if (stat_fd < 0) {
+			snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)worker_tid);
+			stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (stat_fd < 0)
+				die("notifier: open the worker's stat");
+		}
+		until_worker_sleeps(stat_fd);
+
+		rd0 = run_delay_of(fd);
+		start = now_ns();
+		spin_for(spin);
+		end = now_ns();
+		rd1 = run_delay_of(fd);
+		if (opt.scenario == SC_COUNTER) {
+			__atomic_add_fetch(&seq_word, 1, __ATOMIC_SEQ_CST);
+			futex_op(&seq_word, FUTEX_WAKE_PRIVATE, 1, NULL);
+		} else if (write(timer_efd, &one, sizeof(one)) != (ssize_t)sizeof(one)) {
+			die("wakeup: write the eventfd");
+		}
+		/* The worker runs again: the bookkeeping stays out of its gap. */
+		pthread_mutex_lock(&chain.rec_mu);
+		in = record(gap,
+			    opt.scenario == SC_COUNTER ? DELAY_COUNTER_WAKEUP : DELAY_EPOLL_WAKEUP,
+			    start, end, rd0, rd1, 0, 0);
+		in->tid = notifier_tid;
+		in->run_delay_ns = rd1 - rd_before;
+		pthread_mutex_unlock(&chain.rec_mu);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (stat_fd >= 0)
+		close(stat_fd);
+	return NULL;
+}
+
 DELAY_STATIC void delay_gap(unsigned int gap)
 {
 	uint64_t d = gap_target(gap);
@@ -1205,6 +1426,14 @@ DELAY_STATIC void delay_gap(unsigned int gap)
 		break;
 	case SC_CHAIN:
 		delay_chain(gap);
+		break;
+	case SC_TIMER:
+		delay_epoll_timer(gap, d / 2);
+		delay_futex_timer(gap, d / 2);
+		break;
+	case SC_WAKEUP:
+	case SC_COUNTER:
+		delay_wakeup(gap, d);
 		break;
 	case SC_COUNT:
 		break;
@@ -1267,6 +1496,8 @@ DELAY_STATIC void delay_defaults(const char *prog, const char *io_path)
 	pthread_cond_init(&chain.jan_cv, NULL);
 	pthread_cond_init(&chain.held_cv, NULL);
 	pthread_cond_init(&chain.peer_cv, NULL);
+	pthread_mutex_init(&notif.mu, NULL);
+	pthread_cond_init(&notif.cv, NULL);
 }
 
 /* One line naming the problem and the way out, exit 2 (bad usage). */
@@ -1314,7 +1545,7 @@ DELAY_STATIC enum scenario parse_scenario(const char *s)
 			break;
 	if (i == SC_COUNT)
 		bad_usage("unknown --scenario '%s': use none, lock, trim, "
-			  "munmap, sched, sleep, cpu, io, mixed or chain",
+			  "munmap, sched, sleep, cpu, io, mixed, chain, timer, wakeup or counter",
 			  s);
 	return (enum scenario)i;
 }
@@ -1362,6 +1593,17 @@ DELAY_STATIC int delay_setup(void)
 			die("malloc");
 		memset(io_buf, 0x5a, IO_CHUNK); /* faulted in now, not inside a window */
 	}
+	if (opt.scenario == SC_TIMER || opt.scenario == SC_WAKEUP) {
+		struct epoll_event ev;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.events = EPOLLIN;
+		timer_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		timer_ep = epoll_create1(EPOLL_CLOEXEC);
+		if (timer_efd < 0 || timer_ep < 0 ||
+		    epoll_ctl(timer_ep, EPOLL_CTL_ADD, timer_efd, &ev) != 0)
+			die("epoll over an eventfd");
+	}
 	for (unsigned int i = 0; i < 1024; i++)
 		cpu_work[i] = (uint32_t)mix64(opt.seed + i);
 
@@ -1369,7 +1611,8 @@ DELAY_STATIC int delay_setup(void)
 	skips = (struct skipped *)calloc(opt.units, sizeof(*skips));
 	units_log = (struct unit_log *)calloc(opt.units, sizeof(*units_log));
 	prep.log = (struct prep_log *)calloc(opt.units + 1, sizeof(*prep.log));
-	if (!delays || !skips || !units_log || !prep.log)
+	notif.worker_rd = (uint64_t *)calloc(opt.units, sizeof(*notif.worker_rd));
+	if (!delays || !skips || !units_log || !prep.log || !notif.worker_rd)
 		die("calloc");
 	return 0;
 }
@@ -1380,7 +1623,7 @@ DELAY_STATIC void spawn(pthread_t *t, void *(*fn)(void *), void *arg, const char
 }
 
 struct delay_helpers {
-	pthread_t holder, prep, hog, janitor, peer;
+	pthread_t holder, prep, hog, janitor, peer, notifier;
 };
 
 /* The threads that prepare the delays, before the worker starts. */
@@ -1423,10 +1666,21 @@ DELAY_STATIC void delay_start_helpers(struct delay_helpers *h)
 		spawn(&h->janitor, janitor_main, NULL, "start janitor thread");
 		spawn(&h->peer, peer_main, NULL, "start synth-peer thread");
 	}
+	if (uses_notifier())
+		spawn(&h->notifier, notifier_main, NULL, "start notifier thread");
 }
 
 DELAY_STATIC void delay_stop_helpers(struct delay_helpers *h)
 {
+	if (uses_notifier()) {
+		pthread_mutex_lock(&notif.mu);
+		notif.stop = true;
+		pthread_cond_signal(&notif.cv);
+		pthread_mutex_unlock(&notif.mu);
+		pthread_join(h->notifier, NULL);
+		for (unsigned int i = 0; i < n_delays; i++)
+			delays[i].run_delay_ns += notif.worker_rd[delays[i].gap];
+	}
 	/* Before heap-prep: synth-peer may still be handing it the last round. */
 	if (uses_chain()) {
 		pthread_mutex_lock(&chain.mu);
@@ -1501,6 +1755,8 @@ DELAY_STATIC void write_truth(FILE *f, uint64_t start_ns, uint64_t end_ns, const
 		fprintf(f,
 			",{\"name\":\"janitor\",\"tid\":%d},{\"name\":\"synth-peer\",\"tid\":%d}",
 			(int)janitor_tid, (int)peer_tid);
+	if (uses_notifier())
+		fprintf(f, ",{\"name\":\"notifier\",\"tid\":%d}", (int)notifier_tid);
 	fprintf(f, "],");
 
 	fprintf(f, "\"injections\":[");
@@ -1518,7 +1774,7 @@ DELAY_STATIC void write_truth(FILE *f, uint64_t start_ns, uint64_t end_ns, const
 		if (in->bytes)
 			fprintf(f, ",\"bytes\":%" PRIu64, in->bytes);
 		/* Other scenarios measure only the worker (worker_tid above). */
-		if (uses_chain())
+		if (uses_chain() || uses_notifier())
 			fprintf(f, ",\"tid\":%d,\"on_critical_path\":%s", (int)in->tid,
 				in->off_path ? "false" : "true");
 		fprintf(f, "}");

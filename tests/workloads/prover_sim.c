@@ -21,6 +21,7 @@
  *                while the GPU is busy (trim, munmap, mixed, chain)
  *   janitor      takes mutex L and holds it through a malloc_trim (chain)
  *   synth-peer   makes the next partition in the gap, after L (chain)
+ *   notifier     CPU work in the gap, then wakes the worker (wakeup, counter)
  *   hog          same-CPU spinner that keeps the worker waiting for a CPU
  *                (sched, mixed)
  *
@@ -46,6 +47,14 @@
  *            lock wait -> lock, its munmap -> allocator (the janitor's trim
  *            is recorded with "on_critical_path": false; lock waits are not
  *            followed to the holder).  Round sizes D/4 each by default.
+ *   timer    epoll_wait with a D/2 timeout on an eventfd nobody writes, then
+ *            a FUTEX_WAIT_BITSET with a D/2 timeout nobody wakes: both end
+ *            by their timeouts, no waker                           -> sleep
+ *   wakeup   epoll_wait (1 s timeout) ended by the notifier's eventfd write
+ *            after D ms of its CPU work: a hand-off, followed       -> cpu
+ *   counter  FUTEX_WAIT_BITSET on a sequence word the notifier bumps after
+ *            D ms of CPU work; in gap 2 the word is waited on at 2, the
+ *            value of a contended lock: still a hand-off            -> cpu
  *
  * Ground truth (--truth): one JSON object, schema gaptrace.truth/1, written at
  * exit.  Every window is bracketed by CLOCK_MONOTONIC reads and by reads of
@@ -248,7 +257,7 @@ static void usage(FILE *f)
 		"into the GPU idle gaps between units and writes the ground truth.\n"
 		"\n"
 		"  -s, --scenario NAME   none, lock, trim, munmap, sched, sleep, cpu, io, mixed,\n"
-		"                        chain (default: none)\n"
+		"                        chain, timer, wakeup, counter (default: none)\n"
 		"  -n, --units N         work units (partitions) (default: 10)\n"
 		"  -k, --kernels K       kernels per unit (default: 8)\n"
 		"  -u, --kernel-us U     duration of each kernel in us (default: 2000)\n"

@@ -347,7 +347,7 @@ static void blocked_piece(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 	const struct blocked_arg *ba = arg;
 	const struct m_off *o = ba->o;
 	bool handoff;
-	int cat = classify_blocked(x->m, o, &handoff);
+	int cat = classify_blocked(x->m, t->pid, o, &handoff);
 	uint32_t w = o->waker_tid;
 
 	if (cat == GT_CAT_LOCK && w != t->tid && !on_path(x, ba->depth, w))

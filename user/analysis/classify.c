@@ -12,6 +12,7 @@
 #include "gaptrace_waits.bpf.h"
 #include "analysis/classify.h"
 #include "analysis/model.h"
+#include "support/util.h"
 
 /* Futex commands (op & FUTEX_CMD_MASK). */
 #define FUTEX_WAIT	      0
@@ -23,6 +24,10 @@
 #define FUTEX_CMD_MASK	      0x7f
 /* glibc's low-level lock and Rust's std mutex wait on the contended value 2. */
 #define FUTEX_CONTENDED 2
+
+/* model.futex_seen: the values a futex word was waited on with. */
+#define FUTEX_SEEN_LOCK	 0x1 /* 0, 1 or 2: the states of a lock word */
+#define FUTEX_SEEN_COUNT 0x2 /* any other: the word counts (condvar sequence, parker) */
 
 static bool is_read(int32_t nr)
 {
@@ -47,6 +52,103 @@ static bool futex_waker(const struct m_off *o)
 
 	return w == GT_NR_futex || w == GT_NR_exit || w == GT_NR_exit_group ||
 	       w == GT_NR_futex_wake;
+}
+
+static bool futex_is_wait(const struct m_off *o)
+{
+	uint32_t cmd = (uint32_t)o->args[1] & FUTEX_CMD_MASK;
+
+	return cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET;
+}
+
+static uint64_t futex_key(uint32_t pid, uint64_t uaddr)
+{
+	return gt_hash64(&uaddr, sizeof(uaddr), pid);
+}
+
+void classify__note_futex(struct model *m, const struct gt_offcpu *o)
+{
+	struct m_off mo = {.args = {o->args[0], o->args[1], o->args[2]}};
+	uint64_t key, seen = 0;
+
+	/* Address 0 is no futex word (EFAULT): a record without arguments. */
+	if (o->syscall_nr != GT_NR_futex || (o->flags & GT_OFF_PREEMPTED) || !o->args[0] ||
+	    !futex_is_wait(&mo))
+		return;
+	key = futex_key(o->pid, o->args[0]);
+	u64map_get(&m->futex_seen, key, &seen);
+	seen |= (uint32_t)o->args[2] <= FUTEX_CONTENDED ? FUTEX_SEEN_LOCK : FUTEX_SEEN_COUNT;
+	u64map_put(&m->futex_seen, key, seen);
+}
+
+/*
+ * A futex wait on the contended value 2 is a lock wait, unless the same word
+ * was waited on with a value a lock word never takes: then it is a counter
+ * (Rust's futex Condvar, a sequence number) that happened to pass through 2.
+ */
+static bool futex_lock_word(const struct model *m, uint32_t pid, const struct m_off *o)
+{
+	uint64_t seen = 0;
+
+	if ((uint32_t)o->args[2] != FUTEX_CONTENDED)
+		return false;
+	if (!o->args[0])
+		return true;
+	u64map_get(&m->futex_seen, futex_key(pid, o->args[0]), &seen);
+	return !(seen & FUTEX_SEEN_COUNT);
+}
+
+/*
+ * Whether a timed wait ended by its own timeout: a voluntary timed sleep
+ * (async runtimes park their threads this way for their timers).  A timeout
+ * given in ms (poll, epoll_wait, epoll_pwait) ran out when the wait lasted
+ * that long, less a tenth and 0.2 ms: the clock started at the syscall's
+ * entry, a little before the switch-out.  One given by pointer (ppoll,
+ * select, pselect6, epoll_pwait2, futex_waitv; its value is not recorded) ran
+ * out when no task woke the wait, only an interrupt (the timer).  Captures
+ * without args[3] have no 4th argument: only poll's timeout is known there.
+ */
+static bool timed_out(const struct m_off *o)
+{
+	int64_t ms = -1;
+	uint64_t ptr = 0, want;
+
+	if (!o->wake)
+		return false;
+	switch (o->syscall) {
+	case GT_NR_poll:
+		ms = (int32_t)o->args[2];
+		break;
+	case GT_NR_epoll_wait:
+	case GT_NR_epoll_pwait:
+		ms = (int32_t)o->args[3];
+		break;
+	case GT_NR_ppoll:
+		ptr = o->args[2];
+		break;
+	case GT_NR_select:
+	case GT_NR_pselect6:
+	case GT_NR_epoll_pwait2:
+	case GT_NR_futex_waitv:
+		ptr = o->args[3];
+		break;
+	default:
+		return false;
+	}
+	if (ms > 0) {
+		want = (uint64_t)ms * NSEC_PER_MSEC;
+		return o->wake - o->off + want / 10 + 200 * NSEC_PER_USEC >= want;
+	}
+	return ptr && ((o->flags & GT_OFF_WAKER_IRQ) || !o->waker_tid);
+}
+
+/*
+ * A futex wait with a timeout (args[3]) that no futex_wake or exiting thread
+ * ended: its timer did.
+ */
+static bool futex_timed_out(const struct m_off *o)
+{
+	return o->wake && o->args[3] && futex_is_wait(o) && !futex_waker(o);
 }
 
 enum sys_class {
@@ -164,9 +266,11 @@ static const struct pattern sync_patterns[] = {
     {"pthread_rwlock_clock", STK_LOCK},
     {"rwlock_rdlock", STK_LOCK},
     {"rwlock_wrlock", STK_LOCK},
-    {"lock_contended", STK_LOCK}, /* Rust std Mutex/RwLock */
-    {"lock_slow", STK_LOCK},	  /* parking_lot RawMutex */
-    {"mutex4lock", STK_LOCK},	  /* std::mutex::lock */
+    {"lock_contended", STK_LOCK}, /* Rust std Mutex */
+    {"read_contended", STK_LOCK}, /* Rust std RwLock */
+    {"write_contended", STK_LOCK},
+    {"lock_slow", STK_LOCK},  /* parking_lot RawMutex */
+    {"mutex4lock", STK_LOCK}, /* std::mutex::lock */
     {"futex_lock_pi", STK_LOCK},
     {"pthread_cond_wait", STK_HANDOFF},
     {"pthread_cond_timedwait", STK_HANDOFF},
@@ -341,7 +445,7 @@ int model__stack_class(struct model *m, int32_t id)
  * the wait ended because another thread handed something over, so the
  * critical path may continue at the waker.
  */
-int classify_blocked(struct model *m, const struct m_off *o, bool *handoff)
+int classify_blocked(struct model *m, uint32_t pid, const struct m_off *o, bool *handoff)
 {
 	int ucls = model__stack_class(m, o->ustack);
 	uint32_t cmd;
@@ -359,6 +463,8 @@ int classify_blocked(struct model *m, const struct m_off *o, bool *handoff)
 			*handoff = true;
 		return GT_CAT_IO;
 	case SC_HANDOFF:
+		if (timed_out(o))
+			return GT_CAT_SLEEP;
 		*handoff = true;
 		return GT_CAT_WAIT;
 	case SC_IOCTL:
@@ -371,15 +477,15 @@ int classify_blocked(struct model *m, const struct m_off *o, bool *handoff)
 			return GT_CAT_LOCK;
 		if (ucls & STK_LOCK)
 			return GT_CAT_LOCK;
-		if (ucls & STK_HANDOFF) {
-			*handoff = futex_waker(o);
-			return GT_CAT_WAIT;
+		if (!(ucls & STK_HANDOFF)) {
+			if (ucls & STK_CUDA)
+				return GT_CAT_CUDA;
+			if (futex_is_wait(o) && futex_lock_word(m, pid, o))
+				return GT_CAT_LOCK;
 		}
-		if (ucls & STK_CUDA)
-			return GT_CAT_CUDA;
-		if ((cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) &&
-		    (uint32_t)o->args[2] == FUTEX_CONTENDED)
-			return GT_CAT_LOCK;
+		/* A condvar, park or counter wait: a hand-off, or a sleep if it timed out. */
+		if (futex_timed_out(o))
+			return GT_CAT_SLEEP;
 		*handoff = futex_waker(o);
 		return GT_CAT_WAIT;
 	case SC_OTHER:

@@ -23,8 +23,8 @@ struct m_sample;
 
 /* STK_* bits of stack id (0: none or unknown), cached in its m_stack.cls. */
 int model__stack_class(struct model *m, int32_t id);
-/* The gt_cat of a blocked interval; *handoff: a wait another thread ends. */
-int classify_blocked(struct model *m, const struct m_off *o, bool *handoff);
+/* The gt_cat of a blocked interval of a thread of process pid; *handoff: a wait another thread ends. */
+int classify_blocked(struct model *m, uint32_t pid, const struct m_off *o, bool *handoff);
 /* The gt_cat of a CPU sample. */
 int classify_sample(struct model *m, const struct m_sample *s);
 

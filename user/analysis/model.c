@@ -108,6 +108,7 @@ void model__free(struct model *m)
 	free(m->names);
 	free(m->name_alloc);
 	u64map_free(&m->name_idx);
+	u64map_free(&m->futex_seen);
 	free(m);
 }
 
@@ -167,7 +168,7 @@ bool model__cpu_reach(const void *rec, size_t size, uint64_t *from, bool *far)
 	case GT_REC_OFFCPU: {
 		const struct gt_offcpu *o = rec;
 
-		if (size < sizeof(*o))
+		if (size < GT_OFFCPU_V1_SIZE)
 			return false;
 		/* A partial interval starts at the capture's start, not known in pass 1. */
 		*from = (o->flags & GT_OFF_PARTIAL_START) ? 0 : o->off_ns;

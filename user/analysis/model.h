@@ -54,7 +54,7 @@ struct m_off {
 	uint32_t flags, state, waker_tid;
 	int32_t syscall, ustack, kstack;
 	int32_t waker_syscall; /* -1: none (interrupt or unknown) */
-	uint64_t args[3];
+	uint64_t args[4];      /* gt_offcpu.args; args[3] is 0 in older captures */
 };
 
 struct m_sample {
@@ -172,7 +172,8 @@ struct model {
 
 	/*
 	 * Streaming pass 2 (model_pass2.c).  reach[i]: the earliest time a
-	 * CPU-side record of the i-th EVENTS block reaches back to, far ones
+	 * CPU-side record of the i-th block of records (EVENTS, GPU_OPS)
+	 * reaches back to, far ones
 	 * left out; far: those records (u64 size, the record, padding to 8),
 	 * which reach back more than M_FAR_NS before their own timestamp.
 	 */
@@ -182,6 +183,13 @@ struct model {
 	size_t far_len, far_cap;
 	size_t pass2_new;  /* records kept since the last explain step */
 	size_t pass2_held; /* records kept now */
+
+	/*
+	 * Futex words by (pid, address): the FUTEX_WAIT_* values waited on over
+	 * the whole capture, FUTEX_SEEN_* bits (classify.c), so that a counter
+	 * passing through 2 is not taken for a contended lock.
+	 */
+	struct u64map futex_seen;
 
 	struct m_hostcall *hostcalls;
 	size_t nhostcalls, hostcalls_cap;
@@ -206,6 +214,13 @@ struct model {
  * (0 when unknown) and whether it is far.  Both passes decide with it.
  */
 bool model__cpu_reach(const void *rec, size_t size, uint64_t *from, bool *far);
+
+/*
+ * Pass 1, every off-CPU record (at least GT_OFFCPU_V1_SIZE bytes): notes in
+ * futex_seen the value a futex wait waited on (classify.c, which reads it).
+ */
+struct gt_offcpu;
+void classify__note_futex(struct model *m, const struct gt_offcpu *o);
 
 /* Lookups (model.c). */
 struct m_thread *model__thread(struct model *m, uint32_t tid, bool create);

@@ -21,7 +21,7 @@ struct pass1 {
 	uint64_t min_ts, max_ts;	 /* CPU-side records */
 	uint64_t gpu_min_ts, gpu_max_ts; /* GPU ops: only when no CPU-side record says */
 	uint64_t lost_gpu;
-	uint64_t blk_reach; /* the EVENTS block being read: earliest time a near record covers */
+	uint64_t blk_reach; /* the block being read: earliest time a near record covers */
 };
 
 /* Counters from the file add up without wrapping: a hostile count stops at UINT64_MAX. */
@@ -242,12 +242,13 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		const struct gt_offcpu *o = rec;
 		struct m_thread *th;
 
-		if (size < sizeof(*o))
+		if (size < GT_OFFCPU_V1_SIZE)
 			break;
 		th = model__thread(m, o->tid, true);
 		th->pid = o->pid;
 		th->known = true;
 		note_ts(p, o->on_ns);
+		classify__note_futex(m, o);
 		break;
 	}
 	case GT_REC_SAMPLE: {
@@ -524,15 +525,19 @@ int model__pass1(struct capture *c, struct model *m, struct an_result *r)
 	}
 	capture__rewind(c);
 	while ((ret = capture__next(c, &b)) == 1) {
+		p.blk_reach = UINT64_MAX;
 		switch (b.type) {
 		case GT_BLK_EVENTS:
-			p.blk_reach = UINT64_MAX;
 			if (capture__events(b.body, b.len, pass1_record, &p) < 0)
 				model__add_warning(
 				    r, "an EVENTS block holds a malformed record: the rest "
 				       "of that block was skipped");
-			gt_grow((void **)&m->reach, &m->reach_cap, m->nreach, sizeof(*m->reach));
-			m->reach[m->nreach++] = p.blk_reach;
+			break;
+		case GT_BLK_GPU_OPS:
+			if (capture__gpu_ops(b.body, b.len, pass1_record, &p) < 0)
+				model__add_warning(
+				    r, "a GPU_OPS block is malformed: the rest of that block "
+				       "was skipped");
 			break;
 		case GT_BLK_STACKS:
 			capture__stacks(b.body, b.len, stack_cb, m);
@@ -554,6 +559,11 @@ int model__pass1(struct capture *c, struct model *m, struct an_result *r)
 		default:
 			capture__note_unknown(c, b.type);
 			break;
+		}
+		/* Pass 2 steps after each block of records (model__pass2). */
+		if (capture__has_records(b.type)) {
+			gt_grow((void **)&m->reach, &m->reach_cap, m->nreach, sizeof(*m->reach));
+			m->reach[m->nreach++] = p.blk_reach;
 		}
 	}
 	r->lost_gpu = sat_add(r->lost_gpu, p.lost_gpu);

@@ -81,7 +81,7 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		struct m_off mo;
 		uint64_t off, on;
 
-		if (size < sizeof(*o))
+		if (size < GT_OFFCPU_V1_SIZE)
 			break;
 		off = (o->flags & GT_OFF_PARTIAL_START) || !o->off_ns ? m->start : o->off_ns;
 		on = o->on_ns;
@@ -98,7 +98,8 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		    .syscall = o->syscall_nr,
 		    .ustack = o->ustack_id,
 		    .kstack = o->kstack_id,
-		    .args = {o->args[0], o->args[1], o->args[2]},
+		    .args = {o->args[0], o->args[1], o->args[2],
+			     size >= sizeof(*o) ? o->args[3] : 0},
 		};
 		keep_off(m, o->tid, &mo);
 		if (!in_windows(m, off, on))
@@ -305,9 +306,9 @@ void model__pass2(struct capture *c, struct model *m, struct an_result *r,
 	p2.replay = false;
 	capture__rewind(c);
 	while (capture__next(c, &b) == 1) {
-		if (b.type != GT_BLK_EVENTS)
+		if (!capture__has_records(b.type))
 			continue;
-		capture__events(b.body, b.len, pass2_record, &p2);
+		capture__records(b.type, b.body, b.len, pass2_record, &p2);
 		blk++;
 		if (!ready || m->pass2_new < batch)
 			continue;

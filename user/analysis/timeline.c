@@ -104,7 +104,7 @@ static void thread_spans(struct model *m, const struct m_thread *mt, struct tl_t
 			uint64_t wake = o->wake ? GT_MAX(GT_MIN(o->wake, on), off) : on;
 
 			s = SPAN(off, wake, TL_BLOCKED);
-			s.cat = (int8_t)classify_blocked(m, o, &handoff);
+			s.cat = (int8_t)classify_blocked(m, mt->pid, o, &handoff);
 			s.handoff = handoff;
 			s.syscall = o->syscall;
 			s.waker = (o->flags & GT_OFF_WAKER_IRQ) ? 0 : o->waker_tid;

@@ -27,7 +27,9 @@
  *   STACKS    entries: s32 stack_id | u32 pid (0: kernel stack) | u16 nr |
  *             u16 flags (GT_STACK_*) | u32 0 | u64 ip[nr]
  *             GT_STACK_DWARF: unwound by the recorder from a --stacks dwarf
- *             snapshot; its id is >= 0x40000000 (BPF stack map ids are below).
+ *             snapshot; its id is >= 0x40000000 (frame-pointer stack ids,
+ *             made in BPF and never reused in a capture, are below; each
+ *             (pid, frames) is written once).
  *   SYMBOLS   entries: u64 ip | u32 pid (0: kernel) | u32 sym_off |
  *             u16 name_len | u16 module_len | name | module | pad to 8.
  *             name_len 0 = unresolved.  Strings are not NUL-terminated.
@@ -36,6 +38,26 @@
  *   PROBES    entries: u32 func_id | u16 name_len | u16 module_len |
  *             u16 category_len | u16 0 | u32 0 | name | module | category |
  *             pad to 8
+ *   GPU_OPS   (since 1.1) GT_REC_GPU_OP records (struct gt_gpu_op, exactly
+ *             its size), delta-coded; the reader hands back the same
+ *             records, byte for byte.  Body: u32 count | u32 flags (0) |
+ *             count entries.  Integers are LEB128 varints; "z" marks a
+ *             zigzag-coded wrapping u64 difference.  Each entry is
+ *               ctx: 0 = a new context (then kind, device, stream; it gets
+ *                    the next index, from 1), or the index of an earlier
+ *                    one of this block
+ *               mask (GPU_OPS fields below), z start_ns - previous start_ns,
+ *               z end_ns - start_ns, z op_id - previous op_id,
+ *               then in mask bit order: 0x1 hdr.cpu, 0x2 z hdr.ts_ns delta,
+ *               0x4 pid, 0x8 tid, 0x10 z bytes delta, 0x20 context,
+ *               0x40 name_id, 0x80 subkind, 0x100 rec.tid, 0x200 grid[3]
+ *               then block[3].
+ *             "Previous" is the context's last record in this block (a new
+ *             context starts from a zero record with its kind, device and
+ *             stream); a field whose bit is clear repeats it.  At most
+ *             GT_CAP_GPU_MAX_CTX contexts per block; every block decodes
+ *             alone.  A 1.0 reader skips the block as unknown type 8: it
+ *             sees no GPU operation.
  * Later blocks of the same kind add to earlier ones; for COUNTERS the last
  * value of a key wins.  END marks a clean stop.
  */
@@ -47,7 +69,7 @@
 #include <stdint.h>
 
 #define GT_CAP_MAJOR 1
-#define GT_CAP_MINOR 0
+#define GT_CAP_MINOR 1 /* 1: GPU_OPS blocks */
 #define GT_CAP_BOM   0x1A2B3C4DU
 
 #define GT_CAP_BLOCK_HEAD   16
@@ -57,6 +79,7 @@
 #define GT_CAP_MAX_RECORD   8192	/* one EVENTS record */
 #define GT_CAP_MAX_STRING   4096	/* any string field */
 #define GT_CAP_EVENTS_FLUSH (1U << 20)	/* writer flushes EVENTS at this size */
+#define GT_CAP_GPU_MAX_CTX  4096	/* contexts (kind, device, stream) per GPU_OPS block */
 
 enum gt_block_type {
 	GT_BLK_HEADER = 0x0A0D0D0A,
@@ -67,6 +90,7 @@ enum gt_block_type {
 	GT_BLK_COUNTERS = 5,
 	GT_BLK_PROBES = 6,
 	GT_BLK_END = 7,
+	GT_BLK_GPU_OPS = 8,
 };
 
 #define GT_STACK_KERNEL 0x1
@@ -91,7 +115,13 @@ struct capture_writer *capture_writer__open_fd(int fd, const char *const *kv, si
  * EVENTS block; flushes it when it reaches GT_CAP_EVENTS_FLUSH.  0 or -errno.
  */
 int capture_writer__event(struct capture_writer *w, const void *rec, size_t size);
-/* Writes pending events as one EVENTS block (no-op when none). 0 or -errno. */
+/*
+ * GT_REC_GPU_OP records of exactly sizeof(struct gt_gpu_op) go to a GPU_OPS
+ * block (on by default); off, they are written into EVENTS as before 1.1.
+ * Flushes what is pending first.  0 or -errno.
+ */
+int capture_writer__compact_gpu(struct capture_writer *w, bool on);
+/* Writes pending events as one EVENTS block and one GPU_OPS block (none when empty). 0 or -errno. */
 int capture_writer__flush(struct capture_writer *w);
 /* Flushes pending events, then writes one block of any type. 0 or -errno. */
 int capture_writer__block(struct capture_writer *w, uint32_t type, const void *body, size_t len);
@@ -196,6 +226,18 @@ void capture__close(struct capture *c); /* NULL-safe */
  */
 int capture__events(const void *body, size_t len,
 		    int (*cb)(const void *rec, size_t size, void *ctx), void *ctx);
+/*
+ * Calls cb for every record of a GPU_OPS body, each a struct gt_gpu_op as it
+ * was written.  -1 on a malformed body (after the records before the damage);
+ * a cb returning non-zero stops the walk and that value is returned.
+ */
+int capture__gpu_ops(const void *body, size_t len,
+		     int (*cb)(const void *rec, size_t size, void *ctx), void *ctx);
+/* True for the block types that hold records (EVENTS, GPU_OPS). */
+bool capture__has_records(uint32_t type);
+/* capture__events or capture__gpu_ops by type; 0 for a block without records. */
+int capture__records(uint32_t type, const void *body, size_t len,
+		     int (*cb)(const void *rec, size_t size, void *ctx), void *ctx);
 /* Calls cb(key, value) for each "key=value" string (value may be ""). */
 int capture__kv(const void *body, size_t len,
 		int (*cb)(const char *key, const char *value, void *ctx), void *ctx);

@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "capture/capture.h"
+#include "gaptrace.h"
 #include "support/util.h"
 
 /* What GT_CAP_BOM reads as when the writer had the other byte order. */
@@ -116,6 +117,22 @@ static inline void buf_pad8(struct capture_buf *b, size_t start)
 	if (pad)
 		memset(buf_grow(b, pad), 0, pad);
 }
+
+/*
+ * GPU_OPS body being built (gpuops.c): each GT_REC_GPU_OP record is coded
+ * against the previous one of its (kind, device, stream) context.
+ */
+struct gpuops_enc {
+	struct capture_buf body;
+	uint32_t count;
+	uint32_t nctx;
+	uint32_t *slots;	/* hash of contexts: index + 1, 0 = free */
+	struct gt_gpu_op *prev; /* previous record of each context */
+};
+/* 0, or 1 when the block has GT_CAP_GPU_MAX_CTX contexts: write it and add again. */
+int gpuops_enc__add(struct gpuops_enc *e, const struct gt_gpu_op *op);
+void gpuops_enc__reset(struct gpuops_enc *e);
+void gpuops_enc__free(struct gpuops_enc *e);
 
 static inline uint16_t str_len(const char *s)
 {

@@ -167,6 +167,21 @@ int capture__events(const void *body, size_t len,
 	return 0;
 }
 
+bool capture__has_records(uint32_t type)
+{
+	return type == GT_BLK_EVENTS || type == GT_BLK_GPU_OPS;
+}
+
+int capture__records(uint32_t type, const void *body, size_t len,
+		     int (*cb)(const void *rec, size_t size, void *ctx), void *ctx)
+{
+	if (type == GT_BLK_EVENTS)
+		return capture__events(body, len, cb, ctx);
+	if (type == GT_BLK_GPU_OPS)
+		return capture__gpu_ops(body, len, cb, ctx);
+	return 0;
+}
+
 int capture__kv(const void *body, size_t len,
 		int (*cb)(const char *key, const char *value, void *ctx), void *ctx)
 {
@@ -363,6 +378,8 @@ const char *capture__block_name(uint32_t type)
 		return "PROBES";
 	case GT_BLK_END:
 		return "END";
+	case GT_BLK_GPU_OPS:
+		return "GPU_OPS";
 	default:
 		return "unknown";
 	}

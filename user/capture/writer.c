@@ -29,6 +29,8 @@ struct capture_writer {
 	uint64_t bytes;
 	uint64_t events;
 	struct capture_buf ev; /* pending EVENTS body */
+	struct gpuops_enc gpu; /* pending GPU_OPS body */
+	bool plain_gpu;	       /* GPU ops into EVENTS, as a 1.0 writer did */
 };
 
 /* Writes every byte of iov, through short writes and signals. */
@@ -173,6 +175,38 @@ struct capture_writer *capture_writer__open_fd(int fd, const char *const *kv, si
 	return writer_start(fd, false, name, kv, n, err, errlen);
 }
 
+static int gpu_event(struct capture_writer *w, const void *rec)
+{
+	const struct gt_gpu_op *op = rec;
+	struct gt_gpu_op copy;
+	int err;
+
+	/* Records built as structs are read in place; a byte buffer may be unaligned. */
+	if ((uintptr_t)rec & (_Alignof(struct gt_gpu_op) - 1)) {
+		memcpy(&copy, rec, sizeof(copy));
+		op = &copy;
+	}
+	if (gpuops_enc__add(&w->gpu, op)) {
+		/* Out of contexts: this block is done, the next starts afresh. */
+		err = capture_writer__flush(w);
+		if (err)
+			return err;
+		gpuops_enc__add(&w->gpu, op);
+	}
+	w->events++;
+	if (w->gpu.body.len >= GT_CAP_EVENTS_FLUSH)
+		return capture_writer__flush(w);
+	return 0;
+}
+
+int capture_writer__compact_gpu(struct capture_writer *w, bool on)
+{
+	int err = capture_writer__flush(w);
+
+	w->plain_gpu = !on;
+	return err;
+}
+
 int capture_writer__event(struct capture_writer *w, const void *rec, size_t size)
 {
 	struct gt_hdr hdr;
@@ -184,6 +218,8 @@ int capture_writer__event(struct capture_writer *w, const void *rec, size_t size
 	memcpy(&hdr, rec, sizeof(hdr));
 	if (hdr.size != size)
 		return -EINVAL;
+	if (hdr.type == GT_REC_GPU_OP && size == sizeof(struct gt_gpu_op) && !w->plain_gpu)
+		return gpu_event(w, rec);
 	buf_put(&w->ev, rec, size);
 	w->events++;
 	if (w->ev.len >= GT_CAP_EVENTS_FLUSH)
@@ -197,11 +233,20 @@ int capture_writer__flush(struct capture_writer *w)
 
 	if (w->err)
 		return w->err;
-	if (!w->ev.len)
-		return 0;
-	err = write_block(w, GT_BLK_EVENTS, w->ev.data, w->ev.len);
-	capture_buf__reset(&w->ev);
-	return err;
+	/* GPU operations first: a GPU batch's loss record follows its operations. */
+	if (w->gpu.count) {
+		err = write_block(w, GT_BLK_GPU_OPS, w->gpu.body.data, w->gpu.body.len);
+		gpuops_enc__reset(&w->gpu);
+		if (err)
+			return err;
+	}
+	if (w->ev.len) {
+		err = write_block(w, GT_BLK_EVENTS, w->ev.data, w->ev.len);
+		capture_buf__reset(&w->ev);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 int capture_writer__block(struct capture_writer *w, uint32_t type, const void *body, size_t len)
@@ -237,6 +282,7 @@ int capture_writer__close(struct capture_writer *w)
 	if (w->own_fd && close(w->fd) && !err)
 		err = -errno;
 	capture_buf__free(&w->ev);
+	gpuops_enc__free(&w->gpu);
 	free(w);
 	return err;
 }

@@ -117,15 +117,17 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 	case GT_REC_OFFCPU: {
 		const struct gt_offcpu *o = rec;
 
-		if (size < sizeof(*o) || (d->tid >= 0 && o->tid != d->tid))
+		if (size < GT_OFFCPU_V1_SIZE || (d->tid >= 0 && o->tid != d->tid))
 			break;
 		printf(
 		    "%12.3f offcpu  tid %u off %.3f wake %.3f on %.3f state %#x flags %#x sys %d "
-		    "args %#llx %#llx %#llx waker %u ustack %d kstack %d",
+		    "args %#llx %#llx %#llx %#llx waker %u ustack %d kstack %d",
 		    rel(d, h->ts_ns), o->tid, rel(d, o->off_ns), rel(d, o->wake_ns),
 		    rel(d, o->on_ns), o->state, o->flags, o->syscall_nr,
 		    (unsigned long long)o->args[0], (unsigned long long)o->args[1],
-		    (unsigned long long)o->args[2], o->waker_tid, o->ustack_id, o->kstack_id);
+		    (unsigned long long)o->args[2],
+		    (unsigned long long)(size >= sizeof(*o) ? o->args[3] : 0), o->waker_tid,
+		    o->ustack_id, o->kstack_id);
 		print_frames(d, "ustack", o->ustack_id);
 		print_frames(d, "kstack", o->kstack_id);
 		putchar('\n');
@@ -278,8 +280,7 @@ int cmd_dump(int argc, char **argv)
 		capture__rewind(c);
 	}
 	while (capture__next(c, &b) == 1)
-		if (b.type == GT_BLK_EVENTS)
-			capture__events(b.body, b.len, dump_rec, &d);
+		capture__records(b.type, b.body, b.len, dump_rec, &d);
 	for (size_t i = 0; i < capture__nwarnings(c); i++)
 		gt_warn("%s", capture__warning(c, i));
 	capture__close(c);

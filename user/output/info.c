@@ -23,9 +23,13 @@ struct info_stats {
 	uint64_t blocks[NBLOCK_KINDS], block_bytes[NBLOCK_KINDS];
 	uint64_t unknown_blocks;
 	uint64_t recs[GT_REC_MAX], unknown_recs;
+	uint64_t gpu_block_recs; /* GPU operations held in GPU_OPS blocks */
 	uint64_t counters_lost_ringbuf, counters_lost_stack, counters_lost_map, counters_gpu_trunc;
 	char stop_reason[32];
 	uint64_t end_ns;
+	/* the uprobes the recorder attached (newer captures say; else absent) */
+	bool have_uprobes;
+	char uprobes[1024];
 	/* --stacks dwarf: the recorder's unwinding counters (present only then) */
 	bool dwarf;
 	uint64_t dwarf_snapshots, dwarf_bytes, dwarf_dropped, dwarf_no_slot, dwarf_unwound,
@@ -34,7 +38,7 @@ struct info_stats {
 
 static int block_slot(uint32_t type)
 {
-	return type == GT_BLK_HEADER ? 0 : (type >= 1 && type <= 7 ? (int)type : -1);
+	return type == GT_BLK_HEADER ? 0 : (type >= 1 && type <= GT_BLK_GPU_OPS ? (int)type : -1);
 }
 
 static int count_rec(const void *rec, size_t size, void *ctx)
@@ -67,7 +71,10 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 		snprintf(s->stop_reason, sizeof(s->stop_reason), "%s", value);
 	else if (!strcmp(key, "end_mono_ns"))
 		s->end_ns = v;
-	else if (!strncmp(key, "dwarf.", 6)) {
+	else if (!strcmp(key, "uprobes.attached")) {
+		s->have_uprobes = true;
+		snprintf(s->uprobes, sizeof(s->uprobes), "%s", value);
+	} else if (!strncmp(key, "dwarf.", 6)) {
 		static const struct {
 			const char *key;
 			size_t off;
@@ -175,9 +182,14 @@ int cmd_info(int argc, char **argv)
 		}
 		s.blocks[slot]++;
 		s.block_bytes[slot] += b.len;
-		if (b.type == GT_BLK_EVENTS)
+		if (b.type == GT_BLK_GPU_OPS) {
+			uint64_t before = s.recs[GT_REC_GPU_OP];
+
+			capture__gpu_ops(b.body, b.len, count_rec, &s);
+			s.gpu_block_recs += s.recs[GT_REC_GPU_OP] - before;
+		} else if (b.type == GT_BLK_EVENTS) {
 			capture__events(b.body, b.len, count_rec, &s);
-		else if (b.type == GT_BLK_COUNTERS || b.type == GT_BLK_END)
+		} else if (b.type == GT_BLK_COUNTERS || b.type == GT_BLK_END)
 			capture__kv(b.body, b.len, counters_cb, &s);
 	}
 	capture__rewind(c);
@@ -235,8 +247,21 @@ int cmd_info(int argc, char **argv)
 		json_obj_end(&j);
 		json_key(&j, "records");
 		json_obj_begin(&j);
+		/* Ring-buffer-only types have no name: they never reach a capture. */
 		for (int i = 1; i < GT_REC_MAX; i++)
-			json_ku64(&j, rec_names[i], s.recs[i]);
+			if (rec_names[i])
+				json_ku64(&j, rec_names[i], s.recs[i]);
+		json_obj_end(&j);
+		/* What the compact GPU blocks cost: the figure issue #14 bounds. */
+		json_key(&j, "gpu_ops_blocks");
+		json_obj_begin(&j);
+		json_ku64(&j, "blocks", s.blocks[GT_BLK_GPU_OPS]);
+		json_ku64(&j, "records", s.gpu_block_recs);
+		json_ku64(&j, "bytes", s.block_bytes[GT_BLK_GPU_OPS]);
+		json_kdouble(&j, "bytes_per_record",
+			     s.gpu_block_recs
+				 ? (double)s.block_bytes[GT_BLK_GPU_OPS] / (double)s.gpu_block_recs
+				 : 0.0);
 		json_obj_end(&j);
 		json_ku64(&j, "lost_events", lost);
 		json_key(&j, "lost");
@@ -247,6 +272,14 @@ int cmd_info(int argc, char **argv)
 		json_ku64(&j, "gpu_records", r->lost_gpu);
 		json_ku64(&j, "gpu_producer_dropped", r->lost_producer);
 		json_obj_end(&j);
+		if (s.have_uprobes) {
+			json_key(&j, "uprobes_attached");
+			json_arr_begin(&j);
+			for (char *save, *p = strtok_r(s.uprobes, ",", &save); p;
+			     p = strtok_r(NULL, ",", &save))
+				json_str(&j, p);
+			json_arr_end(&j);
+		}
 		if (s.dwarf) {
 			json_key(&j, "dwarf");
 			json_obj_begin(&j);
@@ -278,8 +311,8 @@ int cmd_info(int argc, char **argv)
 		json_obj_end(&j);
 	} else {
 		static const char *const bnames[NBLOCK_KINDS] = {
-		    "HEADER",	"EVENTS",   "STACKS", "SYMBOLS",
-		    "MAPPINGS", "COUNTERS", "PROBES", "END",
+		    "HEADER",	"EVENTS", "STACKS", "SYMBOLS", "MAPPINGS",
+		    "COUNTERS", "PROBES", "END",    "GPU_OPS",
 		};
 
 		printf("capture:  %s (%s, format %u.%u, %s)\n", gt_clean(capture__path(c)),
@@ -299,15 +332,20 @@ int cmd_info(int argc, char **argv)
 		       s.stop_reason[0] ? gt_clean(s.stop_reason) : "?", hdr(c, "sched_attach"),
 		       hdr(c, "sample_period_ns"), hdr(c, "ringbuf_bytes"));
 		printf("blocks:  ");
-		for (int i = 0; i < NBLOCK_KINDS - 1; i++)
+		for (int i = 0; i < NBLOCK_KINDS; i++)
 			if (s.blocks[i])
 				printf(" %s %llu", bnames[i], (unsigned long long)s.blocks[i]);
 		if (s.unknown_blocks)
 			printf(" unknown %llu (skipped)", (unsigned long long)s.unknown_blocks);
 		printf("\nrecords: ");
 		for (int i = 1; i < GT_REC_MAX; i++)
-			if (s.recs[i])
+			if (s.recs[i] && rec_names[i])
 				printf(" %s %llu", rec_names[i], (unsigned long long)s.recs[i]);
+		if (s.gpu_block_recs)
+			printf("\ngpu ops:  %llu in GPU_OPS blocks, %s (%.1f bytes each)",
+			       (unsigned long long)s.gpu_block_recs,
+			       gt_fmt_bytes(s.block_bytes[GT_BLK_GPU_OPS], d1, sizeof(d1)),
+			       (double)s.block_bytes[GT_BLK_GPU_OPS] / (double)s.gpu_block_recs);
 		printf("\nthreads:  %zu:", r->nthreads);
 		for (size_t i = 0; i < r->nthreads && i < 12; i++)
 			printf(" %s:%u", r->threads[i].comm[0] ? gt_clean(r->threads[i].comm) : "?",
@@ -321,6 +359,9 @@ int cmd_info(int argc, char **argv)
 		       (unsigned long long)s.counters_lost_stack, (unsigned long long)r->lost_gpu,
 		       (unsigned long long)r->lost_producer,
 		       lost ? "  <- raise record --ringbuf-size" : "");
+		if (s.have_uprobes)
+			printf("uprobes:  %s\n",
+			       s.uprobes[0] ? gt_clean(s.uprobes) : "none attached");
 		if (s.dwarf)
 			printf(
 			    "dwarf:    %llu stack snapshots (%s), %llu unwound, %llu failed, %llu "

@@ -5,6 +5,7 @@
  * so untraced processes never pay for them.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +41,17 @@ struct attacher {
 	size_t nseen, seen_cap;
 	int *perf_fds;
 	size_t nperf, perf_cap;
-	unsigned usdt_links, uprobe_links;
+	unsigned usdt_links, uprobe_links, samplers;
 	unsigned usdt_seen; /* bit per usdt_names[] entry */
+	bool *attached;	    /* per probe table index: enter and return attached */
+	size_t attached_cap;
+	bool gone; /* the target exited while probes were being attached */
+	bool gone_said;
+	pthread_t detacher; /* attacher__detach's thread */
+	bool detaching;
+	bool detached;	/* attacher__detach ran: later links close at once */
+	size_t ndetach; /* links handed to the detacher */
+	uint64_t detach_from_ns;
 };
 
 static const char *const usdt_names[] = {
@@ -67,10 +77,37 @@ void probe_table__add_defaults(struct probe_table *t)
 	/* Rare and heavy: called per partition, not per allocation. */
 	static const char *const libc_alloc[] = {"malloc_trim", "munmap"};
 	static const char *const libc_io[] = {"fsync", "fdatasync"};
+	/*
+	 * The driver's allocation calls (absent ones are skipped): pinned, device,
+	 * managed, stream-ordered (and their per-thread-stream _ptsz entries),
+	 * and the virtual memory management calls.  The runtime's
+	 * cudaMalloc, cudaFree and cudaHost calls end in these.
+	 */
 	static const char *const cuda_alloc[] = {
-	    "cuMemHostAlloc", "cuMemFreeHost",	   "cuMemHostRegister_v2", "cuMemHostUnregister",
-	    "cuMemAlloc_v2",  "cuMemFree_v2",	   "cuMemAllocHost_v2",	   "cuMemAllocAsync",
-	    "cuMemFreeAsync", "cuMemAllocManaged", "cuMemAllocPitch_v2",
+	    "cuMemHostAlloc",
+	    "cuMemFreeHost",
+	    "cuMemHostRegister",
+	    "cuMemHostRegister_v2",
+	    "cuMemHostUnregister",
+	    "cuMemAlloc_v2",
+	    "cuMemFree_v2",
+	    "cuMemAllocHost_v2",
+	    "cuMemAllocManaged",
+	    "cuMemAllocPitch_v2",
+	    "cuMemAllocAsync",
+	    "cuMemAllocAsync_ptsz",
+	    "cuMemFreeAsync",
+	    "cuMemFreeAsync_ptsz",
+	    "cuMemAllocFromPoolAsync",
+	    "cuMemAllocFromPoolAsync_ptsz",
+	    "cuMemPoolTrimTo",
+	    "cuMemCreate",
+	    "cuMemRelease",
+	    "cuMemMap",
+	    "cuMemUnmap",
+	    "cuMemSetAccess",
+	    "cuMemAddressReserve",
+	    "cuMemAddressFree",
 	};
 	static const char *const cuda_sync[] = {
 	    "cuStreamSynchronize",
@@ -167,6 +204,11 @@ struct attacher *attacher__new(struct gaptrace_bpf *skel, const struct probe_tab
 
 static void add_link(struct attacher *a, struct bpf_link *l)
 {
+	/* A process followed during the final drain: the detacher owns the list. */
+	if (a->detached) {
+		bpf_link__destroy(l);
+		return;
+	}
 	gt_grow((void **)&a->links, &a->links_cap, a->nlinks, sizeof(*a->links));
 	a->links[a->nlinks++] = l;
 }
@@ -201,34 +243,95 @@ static bool module_matches(const char *pattern, const char *path)
 }
 
 /*
+ * The process has no thread left that runs: it exited (maybe still a zombie).
+ * Marks the attacher so no further probe waits in the kernel for nothing.
+ */
+static bool target_gone(struct attacher *a, pid_t pid)
+{
+	if (!a->gone && procfs_live_thread(pid, 0) <= 0)
+		a->gone = true;
+	return a->gone;
+}
+
+/*
+ * A uprobe registration can block in the kernel for seconds under load:
+ * behind 32 busy threads on 2 CPUs the first one took 0.15-2.8 s here (the
+ * later ones milliseconds).  Said under -v, as the attach's time goes there.
+ */
+static void note_slow(const char *what, const char *name, pid_t pid, uint64_t t0)
+{
+	uint64_t ns = gt_now_mono_ns() - t0;
+
+	if (ns >= 100 * NSEC_PER_MSEC)
+		gt_dbg("the kernel took %.2f s to register %s %s (pid %d)", (double)ns / 1e9, what,
+		       name, pid);
+}
+
+/*
  * A uprobe's pid filter is the process's mm, so any live thread of it serves;
  * but perf_event_open refuses (ESRCH) a thread that is exiting, and a
  * leader that called pthread_exit stays a zombie while the others run: a
  * refused attach is retried through another live thread (procfs_live_thread).
+ * errno is the attach's, not the retry's /proc lookup's.
  */
-static struct bpf_link *uprobe_link(const struct bpf_program *prog, pid_t pid, const char *path,
-				    const struct bpf_uprobe_opts *o)
+static struct bpf_link *uprobe_link(struct attacher *a, const struct bpf_program *prog, pid_t pid,
+				    const char *path, const struct bpf_uprobe_opts *o)
 {
+	uint64_t t0 = gt_now_mono_ns();
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, path, 0, o);
+	int err = l ? 0 : errno;
 	pid_t alt;
 
-	if (!l && errno == ESRCH && (alt = procfs_live_thread(pid, pid)) > 0) {
+	note_slow("uprobe", o->func_name, pid, t0);
+	if (!l && err == ESRCH && (alt = procfs_live_thread(pid, pid)) > 0) {
 		gt_dbg("pid %d refused a uprobe (exiting leader): attaching through thread %d", pid,
 		       alt);
 		l = bpf_program__attach_uprobe_opts(prog, alt, path, 0, o);
+		err = l ? 0 : errno;
 	}
+	if (!l && err == ESRCH)
+		target_gone(a, pid);
+	errno = err;
 	return l;
 }
 
-static struct bpf_link *usdt_link(const struct bpf_program *prog, pid_t pid, const char *path,
-				  const char *name)
+static struct bpf_link *usdt_link(struct attacher *a, const struct bpf_program *prog, pid_t pid,
+				  const char *path, const char *name)
 {
+	uint64_t t0 = gt_now_mono_ns();
 	struct bpf_link *l = bpf_program__attach_usdt(prog, pid, path, "gaptrace", name, NULL);
+	int err = l ? 0 : errno;
 	pid_t alt;
 
-	if (!l && errno == ESRCH && (alt = procfs_live_thread(pid, pid)) > 0)
+	note_slow("USDT probe", name, pid, t0);
+	if (!l && err == ESRCH && (alt = procfs_live_thread(pid, pid)) > 0) {
 		l = bpf_program__attach_usdt(prog, alt, path, "gaptrace", name, NULL);
+		err = l ? 0 : errno;
+	}
+	if (!l && err == ESRCH)
+		target_gone(a, pid);
+	errno = err;
 	return l;
+}
+
+/* Said once: everything not attached yet is missing, and why. */
+static void warn_gone(struct attacher *a, pid_t pid, const char *what, const char *name)
+{
+	if (a->gone_said)
+		return;
+	a->gone_said = true;
+	gt_warn("pid %d exited while gaptrace was attaching %s %s: it and the probes not yet "
+		"attached are missing from the capture",
+		pid, what, name);
+}
+
+static void mark_attached(struct attacher *a, size_t i)
+{
+	size_t old = a->attached_cap;
+
+	gt_grow((void **)&a->attached, &a->attached_cap, i, sizeof(*a->attached));
+	memset(a->attached + old, 0, (a->attached_cap - old) * sizeof(*a->attached));
+	a->attached[i] = true;
 }
 
 static int attach_usdt(struct attacher *a, pid_t pid, const char *path)
@@ -236,14 +339,18 @@ static int attach_usdt(struct attacher *a, pid_t pid, const char *path)
 	unsigned mask = 0;
 	int n = 0;
 
-	if (syms_elf_usdt_probes(path, "gaptrace", usdt_cb, &mask) <= 0)
+	if (a->gone || syms_elf_usdt_probes(path, "gaptrace", usdt_cb, &mask) <= 0)
 		return 0;
 	for (size_t i = 0; i < GT_ARRAY_SIZE(usdt_names); i++) {
 		struct bpf_link *l;
 
 		if (!(mask & (1U << i)))
 			continue;
-		l = usdt_link(usdt_prog(a, i), pid, path, usdt_names[i]);
+		l = usdt_link(a, usdt_prog(a, i), pid, path, usdt_names[i]);
+		if (!l && a->gone) {
+			warn_gone(a, pid, "USDT probe", usdt_names[i]);
+			break;
+		}
 		if (!l) {
 			gt_warn("cannot attach USDT gaptrace:%s in %s (pid %d): %s; its records "
 				"will be missing",
@@ -269,7 +376,7 @@ static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const
 {
 	int n = 0;
 
-	for (size_t i = first; i < a->probes->n; i++) {
+	for (size_t i = first; i < a->probes->n && !a->gone; i++) {
 		const struct probe_func *f = &a->probes->funcs[i];
 		struct bpf_link *enter, *ret;
 
@@ -281,13 +388,22 @@ static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const
 		LIBBPF_OPTS(bpf_uprobe_opts, eo, .func_name = f->name, .bpf_cookie = f->id);
 		LIBBPF_OPTS(bpf_uprobe_opts, ro, .func_name = f->name, .bpf_cookie = f->id,
 			    .retprobe = true);
-		enter = uprobe_link(a->skel->progs.call_enter, pid, path, &eo);
+		enter = uprobe_link(a, a->skel->progs.call_enter, pid, path, &eo);
+		if (!enter && a->gone) {
+			warn_gone(a, pid, "uprobe", f->name);
+			break;
+		}
 		if (!enter) {
 			gt_warn("cannot attach uprobe %s in %s (pid %d): %s", f->name, path, pid,
 				strerror(errno));
 			continue;
 		}
-		ret = uprobe_link(a->skel->progs.call_exit, pid, path, &ro);
+		ret = uprobe_link(a, a->skel->progs.call_exit, pid, path, &ro);
+		if (!ret && a->gone) {
+			warn_gone(a, pid, "uretprobe", f->name);
+			bpf_link__destroy(enter);
+			break;
+		}
 		if (!ret) {
 			gt_warn("cannot attach uretprobe %s in %s (pid %d): %s", f->name, path, pid,
 				strerror(errno));
@@ -297,6 +413,7 @@ static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const
 		add_link(a, enter);
 		add_link(a, ret);
 		a->uprobe_links++;
+		mark_attached(a, i);
 		n++;
 		gt_dbg("uprobe %s (%s) in %s (pid %d)", f->name, f->category, path, pid);
 	}
@@ -487,6 +604,7 @@ static int add_sampler(struct attacher *a, int fd)
 	add_link(a, l);
 	gt_grow((void **)&a->perf_fds, &a->perf_cap, a->nperf, sizeof(*a->perf_fds));
 	a->perf_fds[a->nperf++] = fd;
+	a->samplers++;
 	return 0;
 }
 
@@ -551,6 +669,33 @@ int attacher__sample_threads(struct attacher *a, pid_t pid, uint64_t period_ns)
 	return covered;
 }
 
+bool attacher__target_gone(struct attacher *a, pid_t pid)
+{
+	return target_gone(a, pid);
+}
+
+size_t attacher__attached_names(const struct attacher *a, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < a->attached_cap && i < a->probes->n; i++) {
+		int n;
+
+		if (!a->attached[i])
+			continue;
+		n = snprintf(buf + off, len - off, "%s%s", off ? "," : "",
+			     a->probes->funcs[i].name);
+		if (n < 0 || (size_t)n >= len - off) {
+			buf[off] = '\0';
+			break;
+		}
+		off += (size_t)n;
+	}
+	return off;
+}
+
 unsigned attacher__usdt_links(const struct attacher *a)
 {
 	return a->usdt_links;
@@ -563,7 +708,7 @@ unsigned attacher__uprobe_links(const struct attacher *a)
 
 unsigned attacher__sample_events(const struct attacher *a)
 {
-	return (unsigned)a->nperf;
+	return a->samplers;
 }
 
 bool attacher__has_usdt(const struct attacher *a, const char *name)
@@ -574,16 +719,92 @@ bool attacher__has_usdt(const struct attacher *a, const char *name)
 	return false;
 }
 
+/* Most threads one stop spends on closing links. */
+#define DETACH_THREADS 32
+
+struct detach_slice {
+	struct bpf_link **links;
+	size_t n, from, step;
+};
+
+static void *detach_slice(void *arg)
+{
+	struct detach_slice *d = arg;
+
+	for (size_t i = d->from; i < d->n; i += d->step)
+		bpf_link__destroy(d->links[i]);
+	return NULL;
+}
+
+/*
+ * Each uprobe link's close unregisters its uprobe and waits for a grace
+ * period: ~70 ms each here (23 s seen for one under load), one after the
+ * other for every library of a PyTorch target.  Closed from several threads,
+ * the waits overlap.  Links a thread cannot be started for are closed here.
+ */
+static void destroy_links(struct bpf_link **links, size_t n)
+{
+	struct detach_slice d[DETACH_THREADS];
+	pthread_t th[DETACH_THREADS];
+	bool started[DETACH_THREADS] = {};
+	size_t nth = GT_MIN(n, (size_t)DETACH_THREADS);
+
+	for (size_t k = 0; k < nth; k++) {
+		d[k] = (struct detach_slice){links, n, k, nth};
+		/* The first slice is this thread's own work. */
+		started[k] = k && !pthread_create(&th[k], NULL, detach_slice, &d[k]);
+	}
+	for (size_t k = 0; k < nth; k++)
+		if (!started[k])
+			detach_slice(&d[k]);
+	for (size_t k = 0; k < nth; k++)
+		if (started[k])
+			pthread_join(th[k], NULL);
+}
+
+static void *detach_all(void *arg)
+{
+	struct attacher *a = arg;
+
+	destroy_links(a->links, a->ndetach);
+	return NULL;
+}
+
+/*
+ * Samplers stop now; links close on a thread while the recorder finishes the
+ * capture (attacher__free waits for it).  The counts and the attached list
+ * stay readable for the END block.
+ */
+void attacher__detach(struct attacher *a)
+{
+	if (a->detached)
+		return;
+	a->detached = true;
+	for (size_t i = 0; i < a->nperf; i++)
+		close(a->perf_fds[i]);
+	a->nperf = 0;
+	a->ndetach = a->nlinks;
+	a->detach_from_ns = gt_now_mono_ns();
+	a->detaching = a->ndetach && !pthread_create(&a->detacher, NULL, detach_all, a);
+	if (!a->detaching && a->ndetach) {
+		detach_all(a);
+		a->ndetach = 0;
+	}
+}
+
 void attacher__free(struct attacher *a)
 {
 	if (!a)
 		return;
-	for (size_t i = 0; i < a->nlinks; i++)
-		bpf_link__destroy(a->links[i]);
-	for (size_t i = 0; i < a->nperf; i++)
-		close(a->perf_fds[i]);
+	attacher__detach(a);
+	if (a->detaching)
+		pthread_join(a->detacher, NULL);
+	if (a->ndetach)
+		gt_dbg("detached %zu uprobe/USDT links in %.1f ms", a->ndetach,
+		       (double)(gt_now_mono_ns() - a->detach_from_ns) / 1e6);
 	free(a->links);
 	free(a->perf_fds);
 	free(a->seen);
+	free(a->attached);
 	free(a);
 }

@@ -84,7 +84,22 @@ unsigned attacher__uprobe_links(const struct attacher *a);
 unsigned attacher__sample_events(const struct attacher *a);
 /* True once a USDT probe of the given name was attached anywhere. */
 bool attacher__has_usdt(const struct attacher *a, const char *name);
-/* Detaches everything (links and perf events). NULL-safe. */
+/* True once the target has no live thread left (it exited mid-attach). */
+bool attacher__target_gone(struct attacher *a, pid_t pid);
+/*
+ * The uprobes attached (enter and return), comma-separated in table order,
+ * as many as fit; returns the length written.
+ */
+size_t attacher__attached_names(const struct attacher *a, char *buf, size_t len);
+/*
+ * Removes every probe and sampler: the samplers at once, the links on a
+ * thread (the kernel waits a grace period per uprobe link, one after the
+ * other, ~50-70 ms each here) while the recorder finishes its capture;
+ * attacher__free waits for it.  The counts and the attached list stay
+ * readable for the capture's END block.
+ */
+void attacher__detach(struct attacher *a);
+/* Waits for the detach, frees everything. NULL-safe. */
 void attacher__free(struct attacher *a);
 
 #endif /* GT_ATTACH_H */

@@ -75,7 +75,7 @@ static int try_load(char *msg, size_t len)
 	}
 	/* Every program record loads, with small maps. */
 	bpf_map__set_max_entries(skel->maps.events, 1 << 16);
-	bpf_map__set_max_entries(skel->maps.stacks, 256);
+	bpf_map__set_max_entries(skel->maps.stack_ids, 256);
 	err = gaptrace_bpf__load(skel);
 	if (err)
 		snprintf(msg, len, "the kernel refused gaptrace's BPF programs (%s)",

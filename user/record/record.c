@@ -66,14 +66,7 @@ static int rb_drain(struct recorder *r, int timeout_ms)
 	return err == RB_SLICE_OVER ? 0 : err;
 }
 
-/* The sink's view of the BPF stack map, the symbolizer and the rescan. */
-static int sink_stack_lookup(void *ctx, int32_t id, uint64_t *ips)
-{
-	struct recorder *r = ctx;
-
-	return bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &id, ips) ? -1 : 0;
-}
-
+/* The sink's view of the symbolizer and the rescan. */
 static int sink_resolve(void *ctx, uint32_t pid, uint64_t ip, const char **name, uint32_t *off,
 			const char **module)
 {
@@ -94,7 +87,6 @@ static void sink_task(void *ctx, uint32_t pid, bool exec)
 }
 
 static const struct record_sink_ops sink_ops = {
-    .stack_lookup = sink_stack_lookup,
     .resolve = sink_resolve,
     .task = sink_task,
 };
@@ -415,6 +407,17 @@ static void gpu_grace(struct recorder *r)
 			break;
 }
 
+/* Low bits of a BPF stack id that name the CPU and slot that made it (bpf/gaptrace.bpf.c). */
+static uint32_t stack_id_shift(void)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t bits = 1;
+
+	while ((1L << (bits - 1)) < ncpu)
+		bits++;
+	return ncpu > 0 ? bits : 16;
+}
+
 static int setup_bpf(struct recorder *r)
 {
 	struct record_opts *o = r->o;
@@ -427,6 +430,7 @@ static int setup_bpf(struct recorder *r)
 	}
 	r->skel->rodata->cfg_ustacks = o->stacks;
 	r->skel->rodata->cfg_kstacks = o->stacks;
+	r->skel->rodata->cfg_stack_id_shift = stack_id_shift();
 	r->skel->rodata->cfg_follow_children = o->follow_children;
 	r->skel->rodata->cfg_wakeup_bytes = o->ringbuf_bytes / 4;
 	bpf_map__set_max_entries(r->skel->maps.events, (uint32_t)o->ringbuf_bytes);
@@ -456,7 +460,6 @@ int cmd_record(int argc, char **argv)
 	const char *kvs[64];
 	char err[512], exe[PATH_MAX];
 	int status_fd = -1, ret = GT_EXIT_FAIL, e;
-	uint8_t one = 1;
 	struct sigaction sa = {.sa_handler = on_signal};
 
 	if (record__parse_opts(argc, argv, &o)) {
@@ -468,6 +471,15 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	gt_libbpf_logging();
+	/*
+	 * Attaching is a burst of CPU work (BPF verification, symbol tables,
+	 * /proc): at nice 0 behind a target's 32 busy threads on 2 CPUs it
+	 * took seconds, long enough for a short-lived target to exit first.
+	 * The run loop goes back to nice 0 (below).
+	 */
+	r.user_nice = getpriority(PRIO_PROCESS, 0);
+	if (r.user_nice > -10)
+		setpriority(PRIO_PROCESS, 0, -10);
 	if (o.default_probes)
 		probe_table__add_defaults(&o.probes);
 	r.ncpus = libbpf_num_possible_cpus();
@@ -550,11 +562,14 @@ int cmd_record(int argc, char **argv)
 		}
 		r.pidfd = record__open_pidfd(r.pid);
 	}
-	if (bpf_map_update_elem(bpf_map__fd(r.skel->maps.targets), &(uint32_t){(uint32_t)r.pid},
-				&one, BPF_ANY)) {
-		gt_err("cannot register pid %d with the BPF side: %s", r.pid, strerror(errno));
+	if ((uint32_t)r.pid >= GT_TGID_LIMIT || !r.skel->bss) {
+		gt_err("cannot register pid %d with the BPF side: %s", r.pid,
+		       r.skel->bss ? "pid above the kernel's limit" : "the .bss map is not mapped");
 		goto cleanup;
 	}
+	/* BPF sets bits too (followed children): atomic, like its side. */
+	__atomic_fetch_or(&r.skel->bss->target_bits[(uint32_t)r.pid / 64], 1ull << (r.pid & 63),
+			  __ATOMIC_SEQ_CST);
 
 	r.syms = syms_cache__new();
 	if (o.dwarf)
@@ -600,8 +615,11 @@ int cmd_record(int argc, char **argv)
 	if (o.cmd) {
 		attacher__attach_object(r.att, r.pid, exe);
 		attacher__attach_like_self(r.att, r.pid, "libc.so");
-	} else
-		attacher__scan(r.att, r.pid);
+	} else if (attacher__scan(r.att, r.pid) < 0 && attacher__target_gone(r.att, r.pid)) {
+		gt_warn("pid %d exited while gaptrace was attaching (%.1f s into the attach): no "
+			"probe was attached",
+			r.pid, (double)(gt_now_mono_ns() - r.start_ns) / 1e9);
+	}
 	r.sampling_from_ns = gt_now_mono_ns();
 	if (o.cpu_samplers) {
 		int n = attacher__sample_cpus(r.att, o.sample_period_ns);
@@ -641,9 +659,10 @@ int cmd_record(int argc, char **argv)
 	 * (with the run loop, so -d, stalled too).  poll_stats goes to nice -10
 	 * while the ring buffer still fills.
 	 */
-	r.nice = getpriority(PRIO_PROCESS, 0);
-	if (r.nice > 0 && setpriority(PRIO_PROCESS, 0, 0) == 0)
-		r.nice = 0;
+	if (setpriority(PRIO_PROCESS, 0, r.user_nice > 0 ? 0 : r.user_nice) == 0)
+		r.nice = r.user_nice > 0 ? 0 : r.user_nice;
+	else
+		r.nice = getpriority(PRIO_PROCESS, 0);
 	e = run_loop(&r);
 	r.end_ns = gt_now_mono_ns();
 	if (o.cmd && !r.target_gone)
@@ -658,8 +677,8 @@ int cmd_record(int argc, char **argv)
 			 "usdt (CUPTI library offered, never loaded: no CUDA in the target)");
 	else if (o.gpu.injected && !r.target_gone)
 		gpu_grace(&r);
-	attacher__free(r.att);
-	r.att = attacher__new(r.skel, &o.probes);
+	/* The links close while the rest of the capture is written; joined at the end. */
+	attacher__detach(r.att);
 	do
 		r.rb_behind = false;
 	while (rb_drain(&r, -1) >= 0 && r.rb_behind);
@@ -706,6 +725,9 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)r.stats[GT_STAT_RB_LOST], (r.end_ns - r.start_ns) / 1e9,
 			o.output);
 	}
+	/* Waits for the links still closing. */
+	attacher__free(r.att);
+	r.att = NULL;
 	record__report_cpu(&r);
 	ret = e ? GT_EXIT_FAIL : GT_EXIT_OK;
 

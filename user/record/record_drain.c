@@ -53,7 +53,8 @@ void record__drain_open_intervals(struct recorder *r)
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &si))
+		/* off_ns 0: the thread's entry is closed (it was running). */
+		if (bpf_map_lookup_elem(fd, &key, &si) || !si.off_ns)
 			continue;
 		/* The tid's thread group: from /proc, as the map is keyed by tid only. */
 		o.pid = (uint32_t)r->pid;
@@ -74,8 +75,8 @@ void record__drain_open_intervals(struct recorder *r)
 		memcpy(o.args, si.args, sizeof(o.args));
 		if (r->unw && o.off_ns && r->end_ns - o.off_ns >= r->o->dwarf_min_ns)
 			dwarf_open_interval(r, &o);
-		record_sink__note_stack(&r->sink, o.ustack_id, o.pid);
-		record_sink__note_stack(&r->sink, o.kstack_id, 0);
+		o.ustack_id = record_sink__stack_id(&r->sink, o.ustack_id);
+		o.kstack_id = record_sink__stack_id(&r->sink, o.kstack_id);
 		record_sink__put(&r->sink, &o, sizeof(o));
 	}
 

@@ -137,6 +137,7 @@ static void kv_stats(struct capture_buf *kv, const struct recorder *r, const str
 void record__write_counters(struct recorder *r, uint32_t type)
 {
 	struct capture_buf kv = {};
+	char buf[2048];
 
 	kv_stats(&kv, r, ringbuf_keys, GT_ARRAY_SIZE(ringbuf_keys));
 	capture_buf__kv(&kv, "lost.prog_misses", "%llu", (unsigned long long)r->misses);
@@ -152,10 +153,15 @@ void record__write_counters(struct recorder *r, uint32_t type)
 		capture_buf__kv(&kv, "dwarf.used", "%llu", (unsigned long long)r->sink.dwarf_used);
 		capture_buf__kv(&kv, "dwarf.unwind_cpu_ns", "%llu", (unsigned long long)us.cpu_ns);
 	}
+	capture_buf__kv(&kv, "stacks.resent", "%llu", (unsigned long long)r->sink.stacks_resent);
+	capture_buf__kv(&kv, "stacks.unresolved", "%llu",
+			(unsigned long long)r->sink.stacks_unresolved);
 	capture_buf__kv(&kv, "records", "%llu", (unsigned long long)r->sink.events);
 	capture_buf__kv(&kv, "usdt_links", "%u", attacher__usdt_links(r->att));
 	capture_buf__kv(&kv, "uprobe_links", "%u", attacher__uprobe_links(r->att));
 	capture_buf__kv(&kv, "sample_events", "%u", attacher__sample_events(r->att));
+	attacher__attached_names(r->att, buf, sizeof(buf));
+	capture_buf__kv(&kv, "uprobes.attached", "%s", buf);
 	capture_buf__kv(&kv, "sampling_from_ns", "%llu", (unsigned long long)r->sampling_from_ns);
 	if (type == GT_BLK_END) {
 		/* The source may have changed while recording (CUPTI stepped aside). */

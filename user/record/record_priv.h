@@ -62,6 +62,7 @@ struct recorder {
 	struct record_sink sink; /* BPF record -> capture translation */
 	uint64_t stats[GT_STAT_MAX];
 	int nice;		 /* 0, raised to -10 by poll_stats while the ring buffer fills */
+	int user_nice;		 /* gaptrace's nice when started (a launched command's) */
 	uint64_t slice_start_ns; /* rb_drain: this round's start, records so far */
 	uint32_t slice_n;
 	bool rb_behind; /* the last round stopped at RB_SLICE_NS with data left */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * record_sink.c: the ring-buffer record -> capture translation of `gaptrace
- * record`.  Each BPF record is checked, its stack ids copied and symbolized
- * while the process still exists, DWARF snapshots unwound into STACKS entries
+ * record`.  Each BPF record is checked, stack frames the kernel sends are
+ * symbolized while the process still exists and ids mapped to capture ids, DWARF snapshots unwound into STACKS entries
  * and patched into the record they belong to, GPU batches split into one
  * GPU_OP each, and the result written as capture EVENTS.
  */
@@ -34,30 +34,57 @@ static void note_symbol(struct record_sink *s, uint32_t pid, uint64_t ip)
 			    module ? module : "");
 }
 
-/* Copies a new stack id out of the stack map and resolves its frames now,
- * while the process and its mappings still exist. */
-void record_sink__note_stack(struct record_sink *s, int32_t id, uint32_t pid)
+/*
+ * A stack id's frames (GT_REC_STACK), sent by the kernel when it made the
+ * id, ahead of every record that carries it.  The first id for some frames
+ * becomes their capture id: the frames are written and symbolized now,
+ * while the process and its mappings exist.  An id made again for the same
+ * frames (the kernel's LRU forgot them) maps to that capture id, so the
+ * capture holds each stack once.  Frames are told apart by a 64-bit hash
+ * of (pid, kind, frames): two stacks collide with odds ~n^2 / 2^65.
+ */
+static void note_bpf_stack(struct record_sink *s, const struct gt_stack *st, size_t size)
 {
-	uint64_t ips[GT_STACK_DEPTH] = {};
-	uint16_t nr = 0;
-	bool kernel;
+	bool kernel = st->flags & GT_STACK_REC_KERNEL;
+	uint32_t pid = kernel ? 0 : st->pid;
+	uint64_t h, cap;
+	uint16_t nr;
 
-	/* DWARF stacks were written when their snapshot was unwound. */
-	if (id < 0 || id >= GT_STACK_DWARF_BASE ||
-	    !u64map_add(&s->stack_ids, (uint64_t)(uint32_t)id, 0))
+	if (size < offsetof(struct gt_stack, ips) || st->id < 0 || st->id >= GT_STACK_DWARF_BASE)
 		return;
-	if (s->cfg.ops->stack_lookup(s->cfg.ctx, id, ips))
-		return;
-	while (nr < GT_STACK_DEPTH && ips[nr])
-		nr++;
+	nr = (uint16_t)GT_MIN((size_t)st->nr, (size - offsetof(struct gt_stack, ips)) / 8);
+	nr = GT_MIN(nr, GT_STACK_DEPTH);
 	if (!nr)
 		return;
-	kernel = ips[0] >= KERNEL_ADDR_MIN;
+	h = gt_hash64(&pid, sizeof(pid), 0xcbf29ce484222325ULL);
+	h = gt_hash64(&st->flags, sizeof(st->flags), h);
+	h = gt_hash64(st->ips, nr * sizeof(st->ips[0]), h);
+	if (u64map_get(&s->stack_frames, h, &cap)) {
+		u64map_put(&s->stack_ids, (uint32_t)st->id, cap);
+		s->stacks_resent++;
+		return;
+	}
+	u64map_put(&s->stack_frames, h, (uint32_t)st->id);
+	u64map_put(&s->stack_ids, (uint32_t)st->id, (uint32_t)st->id);
 	if (!kernel && s->cfg.fpa)
 		fp_audit__stack(s->cfg.fpa, nr);
-	capture_buf__stack(&s->stacks_buf, id, kernel ? 0 : pid, kernel, ips, nr);
+	capture_buf__stack(&s->stacks_buf, st->id, pid, kernel, (const uint64_t *)st->ips, nr);
 	for (uint16_t i = 0; i < nr; i++)
-		note_symbol(s, kernel ? 0 : pid, ips[i]);
+		note_symbol(s, pid, st->ips[i]);
+}
+
+int32_t record_sink__stack_id(struct record_sink *s, int32_t id)
+{
+	uint64_t cap;
+
+	/* None, or a DWARF stack (written when its snapshot was unwound). */
+	if (id < 0 || id >= GT_STACK_DWARF_BASE)
+		return id;
+	if (u64map_get(&s->stack_ids, (uint32_t)id, &cap))
+		return (int32_t)cap;
+	/* The kernel sends the frames before the id can be used: not expected. */
+	s->stacks_unresolved++;
+	return -1;
 }
 
 void record_sink__put(struct record_sink *s, const void *rec, size_t size)
@@ -131,15 +158,16 @@ static int32_t dwarf_take(struct record_sink *s, uint32_t tid, uint64_t ts, bool
 	return p->id;
 }
 
-/* Writes a copy of rec with the s32 at field_off set to id (ring buffer data is read-only). */
-static void put_patched(struct record_sink *s, const void *rec, size_t size, size_t field_off,
-			int32_t id)
+/* Writes a copy of rec with its two s32 stack ids at uoff, koff set (ring buffer data is read-only). */
+static void put_patched(struct record_sink *s, const void *rec, size_t size, size_t uoff,
+			int32_t uid, size_t koff, int32_t kid)
 {
 	uint8_t buf[GT_CAP_MAX_RECORD];
 
 	size = GT_MIN(size, sizeof(buf));
 	memcpy(buf, rec, size);
-	memcpy(buf + field_off, &id, sizeof(id));
+	memcpy(buf + uoff, &uid, sizeof(uid));
+	memcpy(buf + koff, &kid, sizeof(kid));
 	record_sink__put(s, buf, size);
 }
 
@@ -174,7 +202,9 @@ static void split_batch(struct record_sink *s, const struct gt_gpu_batch *b, siz
 	op.pid = b->pid;
 	op.tid = b->tid;
 	for (uint32_t i = 0; i < n; i++) {
-		memset(&op.rec, 0, sizeof(op.rec));
+		/* Bytes past the producer's record size are not its data. */
+		if (keep < GT_GPU_REC_SIZE)
+			memset(&op.rec, 0, sizeof(op.rec));
 		memcpy(&op.rec, b->data + (size_t)i * GT_GPU_REC_SIZE, keep);
 		record_sink__put(s, &op, sizeof(op));
 		count_gpu_op(s, &op.rec);
@@ -193,21 +223,20 @@ static void split_batch(struct record_sink *s, const struct gt_gpu_batch *b, siz
 }
 
 /*
- * Notes the stacks of an off-CPU interval or a sample, the DWARF stack
- * unwound for it (if any) in place of the BPF user stack, whose id sits at
- * ustack_off.  True if the record was put, patched with that DWARF stack.
+ * Puts an off-CPU interval or a sample with its stack ids made capture ids
+ * (the DWARF stack unwound for it, if any, in place of the BPF user stack);
+ * the ids sit at uoff and koff.  True if it was put (patched).
  */
-static bool feed_stacks(struct record_sink *s, const struct gt_hdr *h, uint32_t pid, uint32_t tid,
-			uint64_t ts, bool sample, int32_t ustack_id, int32_t kstack_id,
-			size_t ustack_off)
+static bool feed_stacks(struct record_sink *s, const struct gt_hdr *h, uint32_t tid, uint64_t ts,
+			bool sample, int32_t ustack_id, int32_t kstack_id, size_t uoff, size_t koff)
 {
 	int32_t dw = dwarf_take(s, tid, ts, sample);
+	int32_t uid = dw >= 0 ? dw : record_sink__stack_id(s, ustack_id);
+	int32_t kid = record_sink__stack_id(s, kstack_id);
 
-	record_sink__note_stack(s, dw >= 0 ? dw : ustack_id, pid);
-	record_sink__note_stack(s, kstack_id, 0);
-	if (dw < 0)
+	if (uid == ustack_id && kid == kstack_id)
 		return false;
-	put_patched(s, h, h->size, ustack_off, dw);
+	put_patched(s, h, h->size, uoff, uid, koff, kid);
 	return true;
 }
 
@@ -221,19 +250,25 @@ void record_sink__feed(struct record_sink *s, const void *data, size_t size)
 	case GT_REC_OFFCPU: {
 		const struct gt_offcpu *o = data;
 
-		if (feed_stacks(s, h, o->pid, o->tid, o->off_ns, false, o->ustack_id, o->kstack_id,
-				offsetof(struct gt_offcpu, ustack_id)))
+		if (feed_stacks(s, h, o->tid, o->off_ns, false, o->ustack_id, o->kstack_id,
+				offsetof(struct gt_offcpu, ustack_id),
+				offsetof(struct gt_offcpu, kstack_id)))
 			return;
 		break;
 	}
 	case GT_REC_SAMPLE: {
 		const struct gt_sample *smp = data;
 
-		if (feed_stacks(s, h, smp->pid, smp->tid, h->ts_ns, true, smp->ustack_id,
-				smp->kstack_id, offsetof(struct gt_sample, ustack_id)))
+		if (feed_stacks(s, h, smp->tid, h->ts_ns, true, smp->ustack_id, smp->kstack_id,
+				offsetof(struct gt_sample, ustack_id),
+				offsetof(struct gt_sample, kstack_id)))
 			return;
 		break;
 	}
+	case GT_REC_STACK:
+		/* Becomes a STACKS entry. */
+		note_bpf_stack(s, data, h->size);
+		return;
 	case GT_REC_USTACK:
 		/* Becomes a STACKS entry: the snapshot itself is not kept. */
 		note_ustack(s, data, h->size);
@@ -308,5 +343,6 @@ void record_sink__fini(struct record_sink *s)
 	capture_buf__free(&s->stacks_buf);
 	capture_buf__free(&s->syms_buf);
 	u64map_free(&s->stack_ids);
+	u64map_free(&s->stack_frames);
 	u64map_free(&s->sym_keys);
 }

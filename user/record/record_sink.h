@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * record_sink.h: the recorder's sink, which turns raw BPF ring-buffer records
- * into capture records.  Its dependencies (the BPF stack map, the symbolizer,
+ * into capture records.  Its dependencies (the symbolizer,
  * what to do when a process starts or execs) sit behind small callbacks, and
  * it writes through a capture writer it is given, so a test can feed it
  * hand-built records and read the capture back.
@@ -25,8 +25,6 @@ struct unwinder;
 struct fp_audit;
 
 struct record_sink_ops {
-	/* Copies stack id's GT_STACK_DEPTH ips (0-terminated) out of the stack map: 0 or -1. */
-	int (*stack_lookup)(void *ctx, int32_t id, uint64_t *ips);
 	/* Resolves ip of process pid (0: kernel): 0 with *name, *off, *module set, or -1. */
 	int (*resolve)(void *ctx, uint32_t pid, uint64_t ip, const char **name, uint32_t *off,
 		       const char **module);
@@ -57,15 +55,19 @@ struct record_sink_pending {
 
 struct record_sink {
 	struct record_sink_cfg cfg;
-	struct u64map stack_ids, sym_keys; /* sets: stack ids, (pid, ip) pairs written */
+	struct u64map stack_ids;    /* BPF stack id -> capture stack id */
+	struct u64map stack_frames; /* hash of (pid, kind, frames) -> capture stack id */
+	struct u64map sym_keys;	    /* set: (pid, ip) pairs written */
 	struct capture_buf stacks_buf, syms_buf;
 	struct record_sink_pending dwarf_pend[64];
 	uint64_t dev_last_end[RECORD_SINK_MAX_DEVICES];
-	uint64_t events;     /* records written */
-	uint64_t gpu_ops;    /* GPU operations seen */
-	uint64_t gaps;	     /* approximate live count of GPU gaps >= min_gap_ns */
-	uint64_t dwarf_used; /* records whose ustack_id became a DWARF stack */
-	int write_err;	     /* first write error (-errno), 0 none */
+	uint64_t events;	    /* records written */
+	uint64_t gpu_ops;	    /* GPU operations seen */
+	uint64_t gaps;		    /* approximate live count of GPU gaps >= min_gap_ns */
+	uint64_t dwarf_used;	    /* records whose ustack_id became a DWARF stack */
+	uint64_t stacks_resent;	    /* BPF ids made again for frames already written */
+	uint64_t stacks_unresolved; /* BPF ids used with no frames seen (written as -1) */
+	int write_err;		    /* first write error (-errno), 0 none */
 };
 
 void record_sink__init(struct record_sink *s, const struct record_sink_cfg *cfg);
@@ -73,8 +75,8 @@ void record_sink__init(struct record_sink *s, const struct record_sink_cfg *cfg)
 void record_sink__feed(struct record_sink *s, const void *data, size_t size);
 /* Writes one capture record as it is (counted in events). */
 void record_sink__put(struct record_sink *s, const void *rec, size_t size);
-/* Copies and symbolizes a new stack id (BPF stack map ids only). */
-void record_sink__note_stack(struct record_sink *s, int32_t id, uint32_t pid);
+/* The capture stack id of a BPF stack id (DWARF ids and -1 unchanged), -1 if unknown. */
+int32_t record_sink__stack_id(struct record_sink *s, int32_t id);
 /* Unwinds a snapshot into a STACKS entry: its id, or -1 (needs cfg.unw). */
 int32_t record_sink__dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t tid,
 				 const __u64 *uregs, const void *stack, size_t len);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,6 +116,8 @@ int record__launch_child(struct recorder *r, char **cmd, const struct gpu_setup 
 			_exit(127);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		/* The command runs at the nice gaptrace was started with, not its attach's -10. */
+		setpriority(PRIO_PROCESS, 0, r->user_nice);
 		gpu_child_env(gpu);
 		execvp(cmd[0], cmd);
 		e = errno;

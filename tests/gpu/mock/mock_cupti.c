@@ -7,7 +7,10 @@
  * record layouts, and a tiny fake CUDA for tests/gpu/mock/mock_app.c: each
  * mock_launch() writes a runtime and a driver API record and a kernel record
  * (optionally a memcpy) queued behind the previous one; mock_sync() sleeps to
- * the device's end and writes a synchronisation record; mock_marker() writes
+ * the device's end and writes a synchronisation record; mock_host_alloc() and
+ * mock_free_host() run the mock libcuda's cuMemHostAlloc/cuMemFreeHost and
+ * write cudaHostAlloc/cudaFreeHost runtime records around the driver records,
+ * by their real call ids and names; mock_marker() writes
  * NVTX-style start/end markers.  Records go into the buffers the library
  * hands out and come back through its completion callback on flush.
  *
@@ -410,6 +413,19 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const ch
 			   : cbid == 10	 ? "cudaGetLastError_v3020"
 					 : "cudaMock";
 
+	/* The pinned-memory calls by their real ids and names. */
+	if (!drv && (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020 ||
+		     cbid == CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020)) {
+		*name = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020 ? "cudaHostAlloc_v3020"
+									     : "cudaFreeHost_v3020";
+		return CUPTI_SUCCESS;
+	}
+	if (drv && (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc ||
+		    cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost)) {
+		*name = cbid == CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc ? "cuMemHostAlloc"
+								       : "cuMemFreeHost";
+		return CUPTI_SUCCESS;
+	}
 	snprintf(b[drv][cbid % 1024], sizeof(b[0][0]), "%s_%u", base, cbid);
 	*name = b[drv][cbid % 1024];
 	return CUPTI_SUCCESS;
@@ -543,6 +559,50 @@ void mock_sync(void)
 	}
 	pthread_mutex_unlock(&mu);
 	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, 131);
+}
+
+/*
+ * cudaHostAlloc / cudaFreeHost: the runtime call runs the driver's
+ * (mock_cuda.c's libcuda, found in the program's global scope), and CUPTI
+ * writes a runtime API record around a driver API record, one id for both.
+ */
+static void pinned_call(uint32_t rt_cbid, uint32_t drv_cbid, void **pp, void *p, size_t bytes)
+{
+	int (*alloc)(void **, size_t, unsigned int) =
+	    (int (*)(void **, size_t, unsigned int))dlsym(RTLD_DEFAULT, "cuMemHostAlloc");
+	int (*release)(void *, size_t) =
+	    (int (*)(void *, size_t))dlsym(RTLD_DEFAULT, "cuMemFreeHost");
+	uint64_t s = mono_ns(), ds, de, e;
+	uint32_t corr;
+
+	ds = mono_ns();
+	if (pp && alloc)
+		alloc(pp, bytes, 0);
+	else if (!pp && release)
+		release(p, bytes);
+	de = mono_ns();
+	e = mono_ns() + 1000;
+	while (mono_ns() < e)
+		;
+	pthread_mutex_lock(&mu);
+	corr = next_corr++;
+	api(rt_cbid, s, e, corr, 0);
+	api(drv_cbid, ds, de, corr, 1);
+	pthread_mutex_unlock(&mu);
+	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, drv_cbid);
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, rt_cbid);
+}
+
+void mock_host_alloc(void **pp, size_t bytes)
+{
+	pinned_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020,
+		    CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, pp, NULL, bytes);
+}
+
+void mock_free_host(void *p, size_t bytes)
+{
+	pinned_call(CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020,
+		    CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, NULL, p, bytes);
 }
 
 void mock_marker(const char *name, int start)
