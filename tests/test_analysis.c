@@ -1223,6 +1223,120 @@ static void test_garbage_gpu_records(void **state)
 	an_result__free(r);
 }
 
+/*
+ * A long capture read in many blocks: 300 units 10 ms apart, each followed
+ * by a 6 ms gap in which the worker waits on a hand-off from a helper that
+ * samples in the allocator and runs a probed call, and every third gap a
+ * lock wait on a holder.  Thread 14 sleeps 2.3 s from gap 50 on (a far
+ * record, written when it ends) and wakes the worker in gap 100; thread 15
+ * is asleep since before tracing began and wakes it in gap 120.
+ */
+static void stream_scene(struct synth *s)
+{
+	const uint64_t far_off = T0 + 50 * 10 * MS + 5 * MS, far_on = far_off + 2300 * MS;
+	bool far_written = false;
+
+	synth_thread(s, 10, "gpu-worker");
+	synth_thread(s, 11, "helper");
+	synth_thread(s, 12, "holder");
+	synth_thread(s, 14, "sleeper");
+	synth_thread(s, 15, "old-sleeper");
+	synth_probe(s, 0, "malloc_trim", "allocator");
+	stack(s, 3, 0x7f0000002000, "pthread_cond_wait", "/lib/libc.so.6");
+	stack(s, 4, 0x7f0000003000, "malloc_trim", "/lib/libc.so.6");
+	for (uint64_t u = 0; u < 300; u++) {
+		uint64_t t = T0 + u * 10 * MS, w0 = t + 4 * MS + 500 * US, w1 = t + 8 * MS;
+		uint32_t waker = u == 100 ? 14 : u == 120 ? 15 : 11;
+
+		op(s, 10, u + 1, t > 50 * US ? t - 50 * US : t, t, t + 4 * MS);
+		for (uint64_t k = 4; k <= 8; k++)
+			synth_sample(s, 11, t + k * MS, 4);
+		synth_call(s, 11, 0, t + 5 * MS, t + 5 * MS + 500 * US);
+		ev_off(s, 10, w0, w1, w1 + 100 * US, 0, GT_NR_futex, 128, 5, waker, 3);
+		if (u % 3 == 0) {
+			ev_off(s, 12, t + 7 * MS, t + 7 * MS + 200 * US, t + 7 * MS + 300 * US, 0,
+			       GT_NR_nanosleep, 0, 0, 0, -1);
+			synth_lock_wait(s, 10, t + 8 * MS + 200 * US, t + 9 * MS, t + 9 * MS, 12);
+			synth_sample(s, 12, t + 8 * MS + 600 * US, 4);
+		}
+		if (u == 121) {
+			struct gt_offcpu o = {};
+
+			synth_hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), t);
+			o.pid = PID;
+			o.tid = 15;
+			o.flags = GT_OFF_PARTIAL_START;
+			o.on_ns = T0 + 120 * 10 * MS + 8 * MS;
+			o.syscall_nr = GT_NR_nanosleep;
+			assert_int_equal(capture_writer__event(s->w, &o, sizeof(o)), 0);
+		}
+		if (!far_written && t > far_on) {
+			ev_off(s, 14, far_off, far_on, far_on, 0, GT_NR_nanosleep, 0, 0, 0, -1);
+			far_written = true;
+		}
+		assert_int_equal(capture_writer__flush(s->w), 0);
+	}
+	assert_true(far_written);
+	s->end = T0 + 3010 * MS;
+}
+
+/* Explaining each gap as soon as its records are read gives the same result as at the end. */
+static void test_stream_same_as_whole(void **state)
+{
+	struct an_result *r[2];
+	struct an_opts o;
+
+	for (int i = 0; i < 2; i++) {
+		struct synth s;
+
+		an_opts__defaults(&o);
+		o.pieces = true;
+		o.stream_batch = i ? SIZE_MAX : 1;
+		synth_open(&s);
+		stream_scene(&s);
+		r[i] = synth_run(&s, &o);
+	}
+	/* The streaming run held a fraction of the records, in many steps. */
+	assert_true(r[0]->stream_steps > 100);
+	assert_int_equal(r[1]->stream_steps, 0);
+	assert_true(r[0]->stream_peak * 4 < r[1]->stream_peak);
+	assert_int_equal(r[0]->ngaps, 299);
+	assert_int_equal(r[1]->ngaps, 299);
+	/* The far sleep and the partial interval were there for their gaps. */
+	assert_int_equal(r[0]->gaps[100].nchain, 2);
+	assert_int_equal(r[0]->gaps[100].chain[1].tid, 14);
+	assert_int_equal(r[0]->gaps[100].chain[1].by_cat[GT_CAT_SLEEP], 3500 * US);
+	assert_int_equal(r[0]->gaps[120].chain[1].tid, 15);
+	assert_int_equal(r[0]->gaps[120].chain[1].by_cat[GT_CAT_CPU], 0);
+	assert_int_equal(r[0]->gaps[7].chain[1].by_cat[GT_CAT_ALLOC], 3500 * US);
+	for (size_t i = 0; i < r[0]->ngaps; i++) {
+		const struct an_gap *a = &r[0]->gaps[i], *b = &r[1]->gaps[i];
+
+		assert_memory_equal(a->by_cat, b->by_cat, sizeof(a->by_cat));
+		assert_int_equal(a->nchain, b->nchain);
+		for (size_t k = 0; k < a->nchain; k++) {
+			assert_int_equal(a->chain[k].tid, b->chain[k].tid);
+			assert_int_equal(a->chain[k].from_ns, b->chain[k].from_ns);
+			assert_int_equal(a->chain[k].to_ns, b->chain[k].to_ns);
+			assert_memory_equal(a->chain[k].by_cat, b->chain[k].by_cat,
+					    sizeof(a->chain[k].by_cat));
+		}
+		assert_int_equal(a->nholders, b->nholders);
+		for (size_t k = 0; k < a->nholders; k++) {
+			assert_int_equal(a->holders[k].tid, b->holders[k].tid);
+			assert_int_equal(a->holders[k].wait_ns, b->holders[k].wait_ns);
+			assert_int_equal(a->holders[k].ustack, b->holders[k].ustack);
+			assert_memory_equal(a->holders[k].by_cat, b->holders[k].by_cat,
+					    sizeof(a->holders[k].by_cat));
+		}
+	}
+	assert_int_equal(r[0]->npieces, r[1]->npieces);
+	assert_memory_equal(r[0]->pieces, r[1]->pieces, r[0]->npieces * sizeof(*r[0]->pieces));
+	assert_memory_equal(r[0]->totals, r[1]->totals, sizeof(r[0]->totals));
+	an_result__free(r[0]);
+	an_result__free(r[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1231,6 +1345,7 @@ int main(void)
 	    cmocka_unit_test(test_gap_lock_by_futex_value),
 	    cmocka_unit_test(test_gap_lock_by_stack),
 	    cmocka_unit_test(test_gap_handoff_follows_waker),
+	    cmocka_unit_test(test_stream_same_as_whole),
 	    cmocka_unit_test(test_gap_handoff_unfollowable_is_wait),
 	    cmocka_unit_test(test_gap_waker_must_be_a_real_hand_off),
 	    cmocka_unit_test(test_gap_epoll_timeout_is_sleep),

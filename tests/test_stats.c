@@ -147,6 +147,38 @@ static void test_bootstrap(void **state)
 	assert_int_equal(st_bootstrap_mean_diff(a, 9, b, 0, 2000, 0.99, 7, &lo, &hi), -1);
 }
 
+/*
+ * The joint bootstrap draws the same observations for every value: each
+ * column's interval is exactly the one-value bootstrap of that column with
+ * the same seed, and a column that is twice another gets twice its bounds.
+ */
+static void test_bootstrap_rows(void **state)
+{
+	double a[40][3], b[30][3], ca[40], cb[30], lo[3], hi[3], lo1, hi1;
+
+	for (int i = 0; i < 40; i++) {
+		a[i][0] = 1e6 + 1e5 * (i % 7);
+		a[i][1] = 2 * a[i][0];
+		a[i][2] = (i % 5) ? 0 : 3e6;
+		ca[i] = a[i][2];
+	}
+	for (int i = 0; i < 30; i++) {
+		b[i][0] = 5e5 + 3e4 * (i % 4);
+		b[i][1] = 2 * b[i][0];
+		b[i][2] = (i % 3) ? 1e5 : 0;
+		cb[i] = b[i][2];
+	}
+	assert_int_equal(
+	    st_bootstrap_mean_diff_rows(&a[0][0], 40, &b[0][0], 30, 3, 500, 0.99, 11, lo, hi), 0);
+	assert_true(lo[0] < hi[0] && hi[0] < 0);
+	assert_true(lo[1] == 2 * lo[0] && hi[1] == 2 * hi[0]);
+	assert_int_equal(st_bootstrap_mean_diff(ca, 40, cb, 30, 500, 0.99, 11, &lo1, &hi1), 0);
+	assert_true(lo[2] == lo1 && hi[2] == hi1);
+	assert_int_equal(
+	    st_bootstrap_mean_diff_rows(&a[0][0], 40, &b[0][0], 0, 3, 500, 0.99, 11, lo, hi), -1);
+	assert_true(lo[2] == 0 && hi[2] == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +190,7 @@ int main(void)
 	    cmocka_unit_test(test_mann_whitney_degenerate),
 	    cmocka_unit_test(test_wilcoxon),
 	    cmocka_unit_test(test_bootstrap),
+	    cmocka_unit_test(test_bootstrap_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -522,8 +522,8 @@ static void parse_args(int argc, char **argv)
 			gopt.blocking_sync = true;
 			break;
 		case O_PINNED_GAP:
-			gopt.pinned_gap_mib = (unsigned int)parse_num(
-			    "--pinned-gap-mib", optarg, 0, 65536, "an integer 0..65536");
+			gopt.pinned_gap_mib = (unsigned int)parse_num("--pinned-gap-mib", optarg, 0,
+								      65536, "an integer 0..65536");
 			break;
 		case 'q':
 			opt.quiet = true;

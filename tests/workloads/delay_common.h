@@ -133,7 +133,7 @@ DELAY_STATIC const char *const delay_names[] = {
 /* The wakeups: the notifier's CPU time, which the waiting worker's gap is. */
 DELAY_STATIC const char *const delay_categories[] = {
     "lock", "allocator", "allocator", "scheduler", "sleep", "cpu",
-    "io",   "sleep",	 "sleep",     "cpu",	   "cpu",	"allocator",
+    "io",   "sleep",	 "sleep",     "cpu",	   "cpu",   "allocator",
 };
 
 struct delay_opts {

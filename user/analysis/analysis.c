@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * analysis.c: the pipeline from a capture to explained gaps (pass 1 ->
- * gaps__find -> pass 2 -> attrib__explain_all, then the result's warnings),
+ * gaps__find -> pass 2, explaining each gap once its records are read, then
+ * the result's warnings),
  * the result's lookups (through the model it keeps) and its release.
  */
 #include <stdio.h>
@@ -58,6 +59,82 @@ const char *an_result__thread_name(const struct an_result *r, uint32_t tid)
 	return "?";
 }
 
+/* Explaining gaps while pass 2 reads: the gaps in time order, the next to explain. */
+struct stream {
+	size_t *order;
+	size_t next;
+	size_t pieces_cap;
+};
+
+static int cmp_gap_start(const void *a, const void *b, void *gaps)
+{
+	const struct an_gap *g = gaps;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+
+	if (g[i].start_ns != g[j].start_ns)
+		return g[i].start_ns < g[j].start_ns ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* The merged window that holds time t (a gap's start), or NULL. */
+static const struct m_window *window_at(const struct model *m, uint64_t t)
+{
+	size_t lo = 0, hi = m->nwindows;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->windows[mid].to < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nwindows && m->windows[lo].from <= t ? &m->windows[lo] : NULL;
+}
+
+/*
+ * Pass 2 has every record of the windows that end before horizon: explain
+ * their gaps, then drop what no later window needs.  Records ending a
+ * sample period and SAMPLE_REACH before the next window are still read by
+ * its attribution (a sample's uprobe call, the thread's last sample).
+ */
+static void explain_ready(struct model *m, struct an_result *r, uint64_t horizon, void *ctx)
+{
+	struct stream *st = ctx;
+	const struct m_window *w;
+	uint64_t keep;
+
+	while (st->next < r->ngaps) {
+		size_t i = st->order[st->next];
+
+		w = window_at(m, r->gaps[i].start_ns);
+		/* Every gap lies in a window; were one not, it waits for the end. */
+		if (horizon != UINT64_MAX && (!w || w->to >= horizon))
+			break;
+		attrib__explain(m, r, i, &st->pieces_cap);
+		st->next++;
+	}
+	if (st->next >= r->ngaps)
+		return;
+	w = window_at(m, r->gaps[st->order[st->next]].start_ns);
+	keep = m->sample_period + M_SAMPLE_REACH_NS;
+	if (w && w->from > keep && keep >= m->sample_period)
+		model__drop_before(m, w->from - keep);
+}
+
+static void stream_explain(struct capture *c, struct model *m, struct an_result *r)
+{
+	struct stream st = {.order = gt_xmalloc((r->ngaps ? r->ngaps : 1) * sizeof(size_t))};
+
+	for (size_t i = 0; i < r->ngaps; i++)
+		st.order[i] = i;
+	qsort_r(st.order, r->ngaps, sizeof(*st.order), cmp_gap_start, r->gaps);
+	model__pass2(c, m, r, explain_ready, &st);
+	explain_ready(m, r, UINT64_MAX, &st);
+	attrib__finish(r);
+	free(st.order);
+}
+
 int analysis__run(struct capture *c, const struct an_opts *o, struct an_result **out, char *err,
 		  size_t errlen)
 {
@@ -89,8 +166,7 @@ int analysis__run(struct capture *c, const struct an_opts *o, struct an_result *
 	}
 	r->duration_ns = r->end_ns - r->start_ns;
 	gaps__find(m, r);
-	model__pass2(c, m, r);
-	attrib__explain_all(m, r);
+	stream_explain(c, m, r);
 	fill_threads(m, r);
 	for (size_t i = 0; i < capture__nwarnings(c); i++)
 		model__add_warning(r, capture__warning(c, i));

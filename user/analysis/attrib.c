@@ -519,21 +519,127 @@ static int cmp_holder(const void *a, const void *b)
 	return x->wait_ns > y->wait_ns ? -1 : x->wait_ns < y->wait_ns;
 }
 
-void attrib__explain_all(struct model *m, struct an_result *r)
+/* The fields that tell pieces apart (all but ns and gap, which are equal within a gap). */
+static int piece_key_cmp(const struct an_piece *x, const struct an_piece *y)
+{
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->ustack != y->ustack)
+		return x->ustack < y->ustack ? -1 : 1;
+	if (x->kstack != y->kstack)
+		return x->kstack < y->kstack ? -1 : 1;
+	if (x->func_id != y->func_id)
+		return x->func_id < y->func_id ? -1 : 1;
+	if (x->cat != y->cat)
+		return x->cat < y->cat ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return 0;
+}
+
+static int cmp_piece_at(const void *a, const void *b, void *base)
+{
+	const struct an_piece *p = base;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	int c = piece_key_cmp(&p[i], &p[j]);
+
+	return c ? c : (i < j ? -1 : i > j);
+}
+
+/*
+ * One piece per distinct (thread, stacks, call, category, kind, depth) in a
+ * gap, its ns the sum, in the order each first appeared: every reader sums
+ * pieces by those fields, and a gap full of short intervals made hundreds of
+ * pieces that say the same (memory grew with the capture, not its gaps).
+ */
+static void coalesce_pieces(struct an_result *r, size_t from)
+{
+	struct an_piece *p = r->pieces + from;
+	size_t n = r->npieces - from, out = 0;
+	uint32_t *idx;
+	bool *dead;
+
+	if (n < 2)
+		return;
+	idx = gt_xmalloc(n * sizeof(*idx));
+	dead = gt_xcalloc(n, sizeof(*dead));
+	for (size_t i = 0; i < n; i++)
+		idx[i] = (uint32_t)i;
+	qsort_r(idx, n, sizeof(*idx), cmp_piece_at, p);
+	/* In each run of equal keys the first in idx is the earliest: it takes the sum. */
+	for (size_t i = 1, head = 0; i < n; i++) {
+		if (piece_key_cmp(&p[idx[head]], &p[idx[i]])) {
+			head = i;
+			continue;
+		}
+		p[idx[head]].ns += p[idx[i]].ns;
+		dead[idx[i]] = true;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!dead[i])
+			p[out++] = p[i];
+	r->npieces = from + out;
+	free(idx);
+	free(dead);
+}
+
+void attrib__explain(struct model *m, struct an_result *r, size_t i, size_t *pieces_cap)
 {
 	unsigned depth = m->opts.max_depth > MAX_DEPTH_LIMIT ? MAX_DEPTH_LIMIT : m->opts.max_depth;
+	struct an_gap *g = &r->gaps[i];
+	size_t first = r->npieces;
+
+	explain_gap(m, r, g, depth, pieces_cap);
+	coalesce_pieces(r, first);
+	/* Growth leaves room for 16: a report of 100k gaps kept ~300 MB of it. */
+	if (g->chain)
+		g->chain = gt_xrealloc(g->chain, g->nchain * sizeof(*g->chain));
+	if (g->holders)
+		g->holders = gt_xrealloc(g->holders, g->nholders * sizeof(*g->holders));
+	gt_sort(g->holders, g->nholders, sizeof(*g->holders), cmp_holder);
+	for (int c = 0; c < GT_CAT_MAX; c++) {
+		r->totals[c] += g->by_cat[c];
+		r->totals_kind[g->kind][c] += g->by_cat[c];
+	}
+	r->gaps_kind[g->kind]++;
+	r->gap_ns_total += g->duration_ns;
+}
+
+void attrib__finish(struct an_result *r)
+{
+	struct an_piece *sorted;
+	size_t *start;
+	bool in_order = true;
+
+	for (size_t i = 0; i < r->npieces; i++) {
+		if (r->pieces[i].gap >= r->ngaps)
+			return;
+		if (i && r->pieces[i - 1].gap > r->pieces[i].gap)
+			in_order = false;
+	}
+	if (in_order)
+		return;
+	/* Stable counting sort by gap: each gap's pieces keep their order. */
+	start = gt_xcalloc(r->ngaps + 1, sizeof(*start));
+	for (size_t i = 0; i < r->npieces; i++)
+		start[r->pieces[i].gap + 1]++;
+	for (size_t g = 0; g < r->ngaps; g++)
+		start[g + 1] += start[g];
+	sorted = gt_xmalloc(r->npieces * sizeof(*sorted));
+	for (size_t i = 0; i < r->npieces; i++)
+		sorted[start[r->pieces[i].gap]++] = r->pieces[i];
+	free(r->pieces);
+	r->pieces = sorted;
+	free(start);
+}
+
+void attrib__explain_all(struct model *m, struct an_result *r)
+{
 	size_t pieces_cap = 0;
 
-	for (size_t i = 0; i < r->ngaps; i++) {
-		struct an_gap *g = &r->gaps[i];
-
-		explain_gap(m, r, g, depth, &pieces_cap);
-		gt_sort(g->holders, g->nholders, sizeof(*g->holders), cmp_holder);
-		for (int c = 0; c < GT_CAT_MAX; c++) {
-			r->totals[c] += g->by_cat[c];
-			r->totals_kind[g->kind][c] += g->by_cat[c];
-		}
-		r->gaps_kind[g->kind]++;
-		r->gap_ns_total += g->duration_ns;
-	}
+	for (size_t i = 0; i < r->ngaps; i++)
+		attrib__explain(m, r, i, &pieces_cap);
+	attrib__finish(r);
 }

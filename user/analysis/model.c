@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gaptrace.h"
 #include "analysis/model.h"
 #include "support/util.h"
 
@@ -98,6 +99,8 @@ void model__free(struct model *m)
 	for (size_t i = 0; i < m->nprobes; i++)
 		free(m->probes[i].name);
 	free(m->probes);
+	free(m->reach);
+	free(m->far);
 	free(m->hostcalls);
 	free(m->ranges);
 	for (size_t i = 0; i < m->nnames; i++)
@@ -148,5 +151,56 @@ void model__calls_index(struct m_call *c, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		mx = GT_MAX(mx, c[i].exit);
 		c[i].max_exit = mx;
+	}
+}
+
+/* Whether a record that covers from and was stamped ts reaches back more than M_FAR_NS. */
+static bool is_far(uint64_t from, uint64_t ts)
+{
+	return ts > M_FAR_NS && from < ts - M_FAR_NS;
+}
+
+bool model__cpu_reach(const void *rec, size_t size, uint64_t *from, bool *far)
+{
+	const struct gt_hdr *h = rec;
+
+	switch (h->type) {
+	case GT_REC_OFFCPU: {
+		const struct gt_offcpu *o = rec;
+
+		if (size < GT_OFFCPU_V1_SIZE)
+			return false;
+		/* A partial interval starts at the capture's start, not known in pass 1. */
+		*from = (o->flags & GT_OFF_PARTIAL_START) ? 0 : o->off_ns;
+		*far = !*from || is_far(*from, h->ts_ns);
+		return true;
+	}
+	case GT_REC_SAMPLE:
+		if (size < GT_SAMPLE_V1_SIZE)
+			return false;
+		*from = h->ts_ns > M_SAMPLE_REACH_NS ? h->ts_ns - M_SAMPLE_REACH_NS : 0;
+		*far = false;
+		return true;
+	case GT_REC_CALL: {
+		const struct gt_call *c = rec;
+
+		if (size < sizeof(*c))
+			return false;
+		*from = c->enter_ns;
+		*far = is_far(*from, h->ts_ns);
+		return true;
+	}
+	case GT_REC_GPU_OP: {
+		const struct gt_gpu_op *g = rec;
+
+		if (size < sizeof(*g) ||
+		    (g->rec.kind != GAPTRACE_GPU_SYNC && g->rec.kind != GAPTRACE_GPU_API))
+			return false;
+		*from = g->rec.start_ns;
+		*far = is_far(*from, h->ts_ns);
+		return true;
+	}
+	default:
+		return false;
 	}
 }

@@ -14,6 +14,7 @@
 
 #include "analysis/result.h"
 #include "support/u64map.h"
+#include "support/util.h"
 
 struct capture;
 
@@ -170,6 +171,20 @@ struct model {
 	size_t nnames, names_cap, name_alloc_cap;
 
 	/*
+	 * Streaming pass 2 (model_pass2.c).  reach[i]: the earliest time a
+	 * CPU-side record of the i-th block of records (EVENTS, GPU_OPS)
+	 * reaches back to, far ones
+	 * left out; far: those records (u64 size, the record, padding to 8),
+	 * which reach back more than M_FAR_NS before their own timestamp.
+	 */
+	uint64_t *reach;
+	size_t nreach, reach_cap;
+	uint8_t *far;
+	size_t far_len, far_cap;
+	size_t pass2_new;  /* records kept since the last explain step */
+	size_t pass2_held; /* records kept now */
+
+	/*
 	 * Futex words by (pid, address): the FUTEX_WAIT_* values waited on over
 	 * the whole capture, FUTEX_SEEN_* bits (classify.c), so that a counter
 	 * passing through 2 is not taken for a contended lock.
@@ -184,6 +199,21 @@ struct model {
 
 /* op_id of the GPU ops synthesised from libcuda calls (host-side view). */
 #define M_HOST_OP_ID0 (1ULL << 62)
+
+/*
+ * A CPU-side record (off-CPU interval, sample, probe call, CUDA API call)
+ * that reaches back more than this before its own timestamp is "far": pass
+ * 1 keeps it aside, so that the blocks after it need not hold gaps open.
+ */
+#define M_FAR_NS (1000 * NSEC_PER_MSEC)
+/* Samples stand for CPU time up to this long before them (model_pass2.c). */
+#define M_SAMPLE_REACH_NS (200 * NSEC_PER_MSEC)
+
+/*
+ * Whether pass 2 may keep rec; if so, the earliest time it covers in *from
+ * (0 when unknown) and whether it is far.  Both passes decide with it.
+ */
+bool model__cpu_reach(const void *rec, size_t size, uint64_t *from, bool *far);
 
 /*
  * Pass 1, every off-CPU record (at least GT_OFFCPU_V1_SIZE bytes): notes in
@@ -213,6 +243,16 @@ size_t model__merge_windows(struct m_window *w, size_t n);
  * an_opts.keep_all) and sorts them per thread.
  */
 int model__pass1(struct capture *c, struct model *m, struct an_result *r);
-void model__pass2(struct capture *c, struct model *m, struct an_result *r);
+/*
+ * Pass 2 calls ready(horizon) now and then, with the records of every gap
+ * window that ends before horizon loaded and sorted: ready explains those
+ * gaps and calls model__drop_before.  The caller makes the last call, with
+ * UINT64_MAX, after pass 2 returns.  ready may be NULL: everything is kept.
+ */
+void model__pass2(struct capture *c, struct model *m, struct an_result *r,
+		  void (*ready)(struct model *m, struct an_result *r, uint64_t horizon, void *ctx),
+		  void *ctx);
+/* Forgets the CPU-side records that end before t (no window of a gap left needs them). */
+void model__drop_before(struct model *m, uint64_t t);
 
 #endif /* GT_MODEL_H */

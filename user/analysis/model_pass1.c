@@ -21,6 +21,7 @@ struct pass1 {
 	uint64_t min_ts, max_ts;	 /* CPU-side records */
 	uint64_t gpu_min_ts, gpu_max_ts; /* GPU ops: only when no CPU-side record says */
 	uint64_t lost_gpu;
+	uint64_t blk_reach; /* the block being read: earliest time a near record covers */
 };
 
 /* Counters from the file add up without wrapping: a hostile count stops at UINT64_MAX. */
@@ -37,6 +38,11 @@ static void note_range(uint64_t *lo, uint64_t *hi, uint64_t ts)
 		*lo = ts;
 	if (ts > *hi)
 		*hi = ts;
+}
+
+static size_t round_up8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
 }
 
 static void note_ts(struct pass1 *p, uint64_t ts)
@@ -135,13 +141,34 @@ static void task_event(struct pass1 *p, const struct gt_task *t)
 	th->comm[sizeof(th->comm) - 1] = '\0';
 }
 
+/* Far records are kept aside as u64 size, the record, padding to 8. */
+static void keep_far(struct model *m, const void *rec, size_t size)
+{
+	uint64_t n = size;
+	size_t need = sizeof(n) + round_up8(size);
+
+	gt_grow((void **)&m->far, &m->far_cap, m->far_len + need, 1);
+	memcpy(m->far + m->far_len, &n, sizeof(n));
+	memcpy(m->far + m->far_len + sizeof(n), rec, size);
+	memset(m->far + m->far_len + sizeof(n) + size, 0, round_up8(size) - size);
+	m->far_len += need;
+}
+
 static int pass1_record(const void *rec, size_t size, void *ctx)
 {
 	struct pass1 *p = ctx;
 	struct model *m = p->m;
 	const struct gt_hdr *h = rec;
+	uint64_t from;
+	bool far;
 
 	p->r->records++;
+	if (model__cpu_reach(rec, size, &from, &far)) {
+		if (far)
+			keep_far(m, rec, size);
+		else if (from < p->blk_reach)
+			p->blk_reach = from;
+	}
 	switch (h->type) {
 	case GT_REC_GPU_OP: {
 		const struct gt_gpu_op *g = rec;
@@ -498,6 +525,7 @@ int model__pass1(struct capture *c, struct model *m, struct an_result *r)
 	}
 	capture__rewind(c);
 	while ((ret = capture__next(c, &b)) == 1) {
+		p.blk_reach = UINT64_MAX;
 		switch (b.type) {
 		case GT_BLK_EVENTS:
 			if (capture__events(b.body, b.len, pass1_record, &p) < 0)
@@ -531,6 +559,11 @@ int model__pass1(struct capture *c, struct model *m, struct an_result *r)
 		default:
 			capture__note_unknown(c, b.type);
 			break;
+		}
+		/* Pass 2 steps after each block of records (model__pass2). */
+		if (capture__has_records(b.type)) {
+			gt_grow((void **)&m->reach, &m->reach_cap, m->nreach, sizeof(*m->reach));
+			m->reach[m->nreach++] = p.blk_reach;
 		}
 	}
 	r->lost_gpu = sat_add(r->lost_gpu, p.lost_gpu);

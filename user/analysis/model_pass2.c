@@ -6,12 +6,22 @@
  * time spent in gaps, not the length of the capture; then sorts them per
  * thread for attribution.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "capture/capture.h"
 #include "gaptrace.h"
 #include "analysis/model.h"
 #include "support/util.h"
 
-#define SAMPLE_REACH_NS (200 * NSEC_PER_MSEC)
+#define SAMPLE_REACH_NS M_SAMPLE_REACH_NS
+/* Records kept between two explain steps: bounds memory, each step sorts what is kept. */
+#define PASS2_BATCH (1U << 17)
+
+struct pass2 {
+	struct model *m;
+	bool replay; /* reading the far records pass 1 kept aside */
+};
 
 static bool in_windows(const struct model *m, uint64_t from, uint64_t to)
 {
@@ -54,9 +64,16 @@ static void keep_call(struct model *m, uint32_t tid, const struct m_call *c)
 
 static int pass2_record(const void *rec, size_t size, void *ctx)
 {
-	struct model *m = ctx;
+	struct pass2 *p2 = ctx;
+	struct model *m = p2->m;
 	const struct gt_hdr *h = rec;
 	struct m_thread *t;
+	uint64_t from;
+	bool far;
+
+	/* Far records were read from pass 1's copy before this pass began. */
+	if (!p2->replay && model__cpu_reach(rec, size, &from, &far) && far)
+		return 0;
 
 	switch (h->type) {
 	case GT_REC_OFFCPU: {
@@ -90,6 +107,8 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		t = model__thread(m, o->tid, true);
 		gt_grow((void **)&t->offs, &t->offs_cap, t->noffs, sizeof(*t->offs));
 		t->offs[t->noffs++] = mo;
+		m->pass2_new++;
+		m->pass2_held++;
 		break;
 	}
 	case GT_REC_SAMPLE: {
@@ -116,6 +135,8 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		    .flags = s->flags,
 		    .pcount = size >= sizeof(*s) ? s->pcount : 0,
 		};
+		m->pass2_new++;
+		m->pass2_held++;
 		break;
 	}
 	case GT_REC_CALL: {
@@ -135,6 +156,8 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		t = model__thread(m, c->tid, true);
 		gt_grow((void **)&t->calls, &t->calls_cap, t->ncalls, sizeof(*t->calls));
 		t->calls[t->ncalls++] = mc;
+		m->pass2_new++;
+		m->pass2_held++;
 		break;
 	}
 	case GT_REC_GPU_OP: {
@@ -160,6 +183,8 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		gt_grow((void **)&t->calls, &t->calls_cap, t->ncalls, sizeof(*t->calls));
 		t->calls[t->ncalls++] =
 		    (struct m_call){gr->start_ns, gr->end_ns, 0, cat, UINT32_MAX};
+		m->pass2_new++;
+		m->pass2_held++;
 		break;
 	}
 	default:
@@ -189,9 +214,72 @@ static int cmp_call(const void *a, const void *b)
 	return x->enter < y->enter ? -1 : x->enter > y->enter;
 }
 
-void model__pass2(struct capture *c, struct model *m, struct an_result *r)
+static void sort_threads(struct model *m, bool all)
 {
+	for (size_t i = 0; i < m->nthreads; i++) {
+		struct m_thread *t = &m->threads[i];
+
+		gt_sort(t->offs, t->noffs, sizeof(*t->offs), cmp_off);
+		gt_sort(t->samples, t->nsamples, sizeof(*t->samples), cmp_sample);
+		gt_sort(t->calls, t->ncalls, sizeof(*t->calls), cmp_call);
+		model__calls_index(t->calls, t->ncalls);
+		if (!all)
+			continue;
+		gt_sort(t->all_offs, t->nall_offs, sizeof(*t->all_offs), cmp_off);
+		gt_sort(t->all_calls, t->nall_calls, sizeof(*t->all_calls), cmp_call);
+	}
+}
+
+/*
+ * Attribution of a window reads the records that overlap it, the calls
+ * ending up to a sample period and 200 us before it (a sample's uprobe
+ * call) and the last sample before it (whether the thread ran throughout):
+ * records ending before t are dropped, but each thread keeps its latest
+ * sample.  The arrays are sorted (pass 2 sorts them before each step).
+ */
+void model__drop_before(struct model *m, uint64_t t)
+{
+	m->pass2_held = 0;
+	for (size_t i = 0; i < m->nthreads; i++) {
+		struct m_thread *th = &m->threads[i];
+		size_t n = 0, k = 0;
+
+		for (size_t j = 0; j < th->noffs; j++)
+			if (th->offs[j].on >= t)
+				th->offs[n++] = th->offs[j];
+		th->noffs = n;
+		n = 0;
+		for (size_t j = 0; j < th->ncalls; j++)
+			if (th->calls[j].exit >= t)
+				th->calls[n++] = th->calls[j];
+		th->ncalls = n;
+		model__calls_index(th->calls, th->ncalls);
+		while (k < th->nsamples && th->samples[k].ts < t)
+			k++;
+		if (k > 1) {
+			memmove(th->samples, th->samples + k - 1,
+				(th->nsamples - (k - 1)) * sizeof(*th->samples));
+			th->nsamples -= k - 1;
+		}
+		m->pass2_held += th->noffs + th->ncalls + th->nsamples;
+	}
+}
+
+/*
+ * With the gaps known, reads the CPU-side records and keeps those that
+ * overlap a gap window.  Memory follows what lies in gaps not yet explained:
+ * after a block, every window that ends before the earliest time any later
+ * block reaches back to (pass 1 noted it per block; far records were read
+ * first) has all its records, so ready explains it and drops them.
+ */
+void model__pass2(struct capture *c, struct model *m, struct an_result *r,
+		  void (*ready)(struct model *m, struct an_result *r, uint64_t horizon, void *ctx),
+		  void *ctx)
+{
+	struct pass2 p2 = {.m = m, .replay = true};
+	size_t batch = m->opts.stream_batch ? m->opts.stream_batch : PASS2_BATCH;
 	struct capture_block b;
+	size_t blk = 0;
 
 	m->nwindows = 0;
 	for (size_t i = 0; i < r->ngaps; i++) {
@@ -202,17 +290,34 @@ void model__pass2(struct capture *c, struct model *m, struct an_result *r)
 	m->nwindows = model__merge_windows(m->windows, m->nwindows);
 	if (!m->nwindows && !m->opts.keep_all)
 		return;
-	capture__rewind(c);
-	while (capture__next(c, &b) == 1)
-		capture__records(b.type, b.body, b.len, pass2_record, m);
-	for (size_t i = 0; i < m->nthreads; i++) {
-		struct m_thread *t = &m->threads[i];
+	/* reach[i] becomes the earliest reach of block i and every block after it. */
+	for (size_t i = m->nreach; i-- > 1;)
+		m->reach[i - 1] = GT_MIN(m->reach[i - 1], m->reach[i]);
+	for (size_t off = 0; off + sizeof(uint64_t) <= m->far_len;) {
+		uint64_t n;
 
-		gt_sort(t->offs, t->noffs, sizeof(*t->offs), cmp_off);
-		gt_sort(t->samples, t->nsamples, sizeof(*t->samples), cmp_sample);
-		gt_sort(t->calls, t->ncalls, sizeof(*t->calls), cmp_call);
-		model__calls_index(t->calls, t->ncalls);
-		gt_sort(t->all_offs, t->nall_offs, sizeof(*t->all_offs), cmp_off);
-		gt_sort(t->all_calls, t->nall_calls, sizeof(*t->all_calls), cmp_call);
+		memcpy(&n, m->far + off, sizeof(n));
+		pass2_record(m->far + off + sizeof(n), (size_t)n, &p2);
+		off += sizeof(n) + ((n + 7) & ~7ULL);
 	}
+	free(m->far);
+	m->far = NULL;
+	m->far_len = m->far_cap = 0;
+	p2.replay = false;
+	capture__rewind(c);
+	while (capture__next(c, &b) == 1) {
+		if (!capture__has_records(b.type))
+			continue;
+		capture__records(b.type, b.body, b.len, pass2_record, &p2);
+		blk++;
+		if (!ready || m->pass2_new < batch)
+			continue;
+		r->stream_peak = GT_MAX(r->stream_peak, (uint64_t)m->pass2_held);
+		r->stream_steps++;
+		sort_threads(m, false);
+		ready(m, r, blk < m->nreach ? m->reach[blk] : 0, ctx);
+		m->pass2_new = 0;
+	}
+	r->stream_peak = GT_MAX(r->stream_peak, (uint64_t)m->pass2_held);
+	sort_threads(m, true);
 }

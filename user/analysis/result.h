@@ -60,6 +60,13 @@ struct an_opts {
 	 * Attribution never reads those records: results are identical.
 	 */
 	bool keep_all;
+	/*
+	 * Pass 2 explains the gaps whose records are all read once it holds
+	 * this many new records (0: the default, 128k); SIZE_MAX explains every
+	 * gap at the end, holding all their records at once.  Results are the
+	 * same either way; tests compare them.
+	 */
+	size_t stream_batch;
 };
 
 void an_opts__defaults(struct an_opts *o);
@@ -173,6 +180,8 @@ struct an_result {
 	struct an_clock clock;
 	char **warnings;
 	size_t nwarnings;
+	/* Pass 2: explain steps taken while reading; most CPU-side records held at once. */
+	uint64_t stream_steps, stream_peak;
 	struct an_piece *pieces; /* only with an_opts.pieces */
 	size_t npieces;
 	/* Opaque analysis state kept for outputs that need stacks (flame graphs). */

@@ -48,5 +48,14 @@ struct st_test st_wilcoxon(const double *d, size_t n);
  */
 int st_bootstrap_mean_diff(const double *x, size_t nx, const double *y, size_t ny, unsigned iters,
 			   double level, uint64_t seed, double *lo, double *hi);
+/*
+ * The same for dim values at once: x and y hold rows of dim values
+ * (row-major) and each resample draws whole rows, so one draw serves every
+ * value (the per-value intervals come from the same resamples); lo and hi
+ * receive dim bounds.  Cost: iters * (nx + ny) draws, not dim times that.
+ */
+int st_bootstrap_mean_diff_rows(const double *x, size_t nx, const double *y, size_t ny, size_t dim,
+				unsigned iters, double level, uint64_t seed, double *lo,
+				double *hi);
 
 #endif /* GT_STATS_H */

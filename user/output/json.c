@@ -4,6 +4,7 @@
  * names, symbols) are escaped here, so no output can be broken by them.
  */
 #include <math.h>
+#include <string.h>
 
 #include "output/json.h"
 #include "support/util.h"
@@ -21,9 +22,12 @@ static void newline(struct json *j)
 {
 	if (!j->pretty)
 		return;
-	fputc('\n', j->f);
-	for (int i = 0; i < j->depth; i++)
-		fputs("  ", j->f);
+	char line[1 + 2 * JSON_MAX_DEPTH];
+
+	/* One write per line, not one per level: a big report has millions of lines. */
+	line[0] = '\n';
+	memset(line + 1, ' ', 2 * (size_t)j->depth);
+	fwrite(line, 1, 1 + 2 * (size_t)j->depth, j->f);
 }
 
 /* Separator before a value (or a key) at the current level. */

@@ -49,8 +49,8 @@ struct attacher {
 	bool gone_said;
 	pthread_t detacher; /* attacher__detach's thread */
 	bool detaching;
-	bool detached;	    /* attacher__detach ran: later links close at once */
-	size_t ndetach;	    /* links handed to the detacher */
+	bool detached;	/* attacher__detach ran: later links close at once */
+	size_t ndetach; /* links handed to the detacher */
 	uint64_t detach_from_ns;
 };
 
