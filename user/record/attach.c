@@ -5,7 +5,6 @@
  * so untraced processes never pay for them.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "record/attach.h"
+#include "record/attach_priv.h"
 #include "capture/capture.h"
 #include "gaptrace.skel.h"
 #include "symbols/elf.h"
@@ -25,34 +25,6 @@
 #include "symbols/usdt.h"
 #include "support/procfs.h"
 #include "support/util.h"
-
-struct seen_obj {
-	pid_t pid;
-	uint64_t inode;
-	uint32_t dev_major, dev_minor;
-};
-
-struct attacher {
-	struct gaptrace_bpf *skel;
-	const struct probe_table *probes;
-	struct bpf_link **links;
-	size_t nlinks, links_cap;
-	struct seen_obj *seen;
-	size_t nseen, seen_cap;
-	int *perf_fds;
-	size_t nperf, perf_cap;
-	unsigned usdt_links, uprobe_links, samplers;
-	unsigned usdt_seen; /* bit per usdt_names[] entry */
-	bool *attached;	    /* per probe table index: enter and return attached */
-	size_t attached_cap;
-	bool gone; /* the target exited while probes were being attached */
-	bool gone_said;
-	pthread_t detacher; /* attacher__detach's thread */
-	bool detaching;
-	bool detached;	/* attacher__detach ran: later links close at once */
-	size_t ndetach; /* links handed to the detacher */
-	uint64_t detach_from_ns;
-};
 
 static const char *const usdt_names[] = {
     "unit_begin", "unit_end", "gpu_launch", "gpu_op", "gpu_batch", "gpu_name",
@@ -718,83 +690,6 @@ bool attacher__has_usdt(const struct attacher *a, const char *name)
 		if (!strcmp(name, usdt_names[i]))
 			return a->usdt_seen & (1U << i);
 	return false;
-}
-
-/* Most threads one stop spends on closing links. */
-#define DETACH_THREADS 32
-
-struct detach_slice {
-	struct bpf_link **links;
-	size_t n, from, step;
-};
-
-static void *detach_slice(void *arg)
-{
-	struct detach_slice *d = arg;
-
-	for (size_t i = d->from; i < d->n; i += d->step)
-		bpf_link__destroy(d->links[i]);
-	return NULL;
-}
-
-/*
- * Each uprobe link's close unregisters its uprobe and waits for a grace
- * period: ~70 ms each here (23 s seen for one under load), one after the
- * other for every library of a PyTorch target.  Closed from several threads,
- * the waits overlap.  Links a thread cannot be started for are closed here.
- */
-static void destroy_links(struct bpf_link **links, size_t n)
-{
-	struct detach_slice d[DETACH_THREADS];
-	pthread_t th[DETACH_THREADS];
-	bool started[DETACH_THREADS] = {};
-	size_t nth = GT_MIN(n, (size_t)DETACH_THREADS);
-
-	for (size_t k = 0; k < nth; k++) {
-		d[k] = (struct detach_slice){links, n, k, nth};
-		/* The first slice is this thread's own work. */
-		started[k] = k && !pthread_create(&th[k], NULL, detach_slice, &d[k]);
-	}
-	for (size_t k = 0; k < nth; k++)
-		if (!started[k])
-			detach_slice(&d[k]);
-	for (size_t k = 0; k < nth; k++)
-		if (started[k])
-			pthread_join(th[k], NULL);
-}
-
-static void *detach_all(void *arg)
-{
-	struct attacher *a = arg;
-
-	destroy_links(a->links, a->ndetach);
-	return NULL;
-}
-
-/*
- * Samplers stop now; links close on a thread while the recorder finishes the
- * capture (attacher__free waits for it).  The counts and the attached list
- * stay readable for the END block.  The closes stay slow (the capture is
- * complete early, the exit is not): each uprobe perf event's release waits
- * for synchronize_rcu_tasks_trace, an SRCU and an expedited RCU grace
- * period, one event after another under the kernel's event_mutex
- * (/proc/PID/stack), so the threads overlap little of it.
- */
-void attacher__detach(struct attacher *a)
-{
-	if (a->detached)
-		return;
-	a->detached = true;
-	for (size_t i = 0; i < a->nperf; i++)
-		close(a->perf_fds[i]);
-	a->nperf = 0;
-	a->ndetach = a->nlinks;
-	a->detach_from_ns = gt_now_mono_ns();
-	a->detaching = a->ndetach && !pthread_create(&a->detacher, NULL, detach_all, a);
-	if (!a->detaching && a->ndetach) {
-		detach_all(a);
-		a->ndetach = 0;
-	}
 }
 
 void attacher__free(struct attacher *a)
