@@ -79,17 +79,9 @@ static int cmp_gap_start(const void *a, const void *b, void *gaps)
 /* The merged window that holds time t (a gap's start), or NULL. */
 static const struct m_window *window_at(const struct model *m, uint64_t t)
 {
-	size_t lo = 0, hi = m->nwindows;
+	size_t i = model__window_after(m, t);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (m->windows[mid].to < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->nwindows && m->windows[lo].from <= t ? &m->windows[lo] : NULL;
+	return i < m->nwindows && m->windows[i].from <= t ? &m->windows[i] : NULL;
 }
 
 /*

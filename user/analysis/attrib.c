@@ -556,13 +556,15 @@ static int cmp_piece_at(const void *a, const void *b, void *base)
  */
 static void coalesce_pieces(struct an_result *r, size_t from)
 {
-	struct an_piece *p = r->pieces + from;
 	size_t n = r->npieces - from, out = 0;
+	struct an_piece *p;
 	uint32_t *idx;
 	bool *dead;
 
+	/* Before the pointer arithmetic: pieces is NULL while no gap has one. */
 	if (n < 2)
 		return;
+	p = r->pieces + from;
 	idx = gt_xmalloc(n * sizeof(*idx));
 	dead = gt_xcalloc(n, sizeof(*dead));
 	for (size_t i = 0; i < n; i++)

@@ -144,6 +144,21 @@ size_t model__merge_windows(struct m_window *w, size_t n)
 	return out + 1;
 }
 
+size_t model__window_after(const struct model *m, uint64_t t)
+{
+	size_t lo = 0, hi = m->nwindows;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->windows[mid].to < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 void model__calls_index(struct m_call *c, size_t n)
 {
 	uint64_t mx = 0;

@@ -235,6 +235,8 @@ void model__free(struct model *m);
 void model__add_warning(struct an_result *r, const char *msg);
 /* Sorts and merges overlapping windows in place; returns how many are left. */
 size_t model__merge_windows(struct m_window *w, size_t n);
+/* Index of the first of m's merged gap windows that ends at or after t (nwindows: none). */
+size_t model__window_after(const struct model *m, uint64_t t);
 
 /*
  * The loader.  Pass 1 (model_pass1.c) reads everything but the CPU-side

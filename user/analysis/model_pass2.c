@@ -25,18 +25,10 @@ struct pass2 {
 
 static bool in_windows(const struct model *m, uint64_t from, uint64_t to)
 {
-	size_t lo = 0, hi = m->nwindows;
+	/* The first window that ends at or after from overlaps if it starts <= to. */
+	size_t i = model__window_after(m, from);
 
-	/* First window whose end is >= from; it overlaps if it starts <= to. */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (m->windows[mid].to < from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->nwindows && m->windows[lo].from <= to;
+	return i < m->nwindows && m->windows[i].from <= to;
 }
 
 /* an_opts.keep_all: every interval and call, whether or not it touches a gap. */
