@@ -59,7 +59,8 @@ int main(int argc, char **argv)
 			windows = atol(argv[i + 1]);
 	}
 	if (period < 10000 || windows < 2 || cpu < 0) {
-		fprintf(stderr, "usage: tick_cost [--period-ns N>=10000] [--cpu C] [--windows W>=2]\n");
+		fprintf(stderr,
+			"usage: tick_cost [--period-ns N>=10000] [--cpu C] [--windows W>=2]\n");
 		return 2;
 	}
 	CPU_ZERO(&set);
