@@ -495,23 +495,11 @@ static __always_inline void emit_missed(struct task_struct *prev, struct gt_offc
 	if (on < old->off_ns || on > now)
 		on = old->wake_ns ? old->wake_ns : old->off_ns;
 	fill_hdr(&rec->hdr, GT_REC_OFFCPU, sizeof(*rec), now);
-	rec->pid = BPF_CORE_READ(prev, tgid);
+	rec->pid = prev->tgid;
 	rec->tid = tid;
-	rec->off_ns = old->off_ns;
-	rec->wake_ns = old->wake_ns;
+	gt_offcpu_from_start(rec, old);
 	rec->on_ns = on;
-	rec->state = old->state;
-	rec->flags = old->flags | GT_OFF_SWITCHIN_EST;
-	rec->waker_pid = old->waker_pid;
-	rec->waker_tid = old->waker_tid;
-	rec->syscall_nr = old->syscall_nr;
-	rec->ustack_id = old->ustack_id;
-	rec->kstack_id = old->kstack_id;
-	rec->waker_syscall = old->waker_syscall;
-	rec->args[0] = old->args[0];
-	rec->args[1] = old->args[1];
-	rec->args[2] = old->args[2];
-	rec->args[3] = old->args[3];
+	rec->flags |= GT_OFF_SWITCHIN_EST;
 	submit(rec, false);
 }
 
@@ -671,20 +659,7 @@ static __always_inline void switch_in(struct task_struct *next, struct pt_regs *
 	rec->tid = tid;
 	rec->on_ns = now;
 	if (si) {
-		rec->off_ns = si->off_ns;
-		rec->wake_ns = si->wake_ns;
-		rec->state = si->state;
-		rec->flags = si->flags;
-		rec->waker_pid = si->waker_pid;
-		rec->waker_tid = si->waker_tid;
-		rec->syscall_nr = si->syscall_nr;
-		rec->ustack_id = si->ustack_id;
-		rec->kstack_id = si->kstack_id;
-		rec->waker_syscall = si->waker_syscall;
-		rec->args[0] = si->args[0];
-		rec->args[1] = si->args[1];
-		rec->args[2] = si->args[2];
-		rec->args[3] = si->args[3];
+		gt_offcpu_from_start(rec, si);
 	} else {
 		/* Off-CPU since before tracing began: the start is the capture's edge. */
 		rec->off_ns = 0;

@@ -314,6 +314,28 @@ struct gt_offcpu_start {
 	__u64 args[4];
 };
 
+/*
+ * The interval's record from its switch-out state: every field but the
+ * header, pid, tid and on_ns (switch-in, a missed switch-in and the
+ * recorder's final drain each close it their own way).
+ */
+static inline __attribute__((always_inline)) void
+gt_offcpu_from_start(struct gt_offcpu *o, const struct gt_offcpu_start *s)
+{
+	o->off_ns = s->off_ns;
+	o->wake_ns = s->wake_ns;
+	o->state = s->state;
+	o->flags = s->flags;
+	o->waker_pid = s->waker_pid;
+	o->waker_tid = s->waker_tid;
+	o->syscall_nr = s->syscall_nr;
+	o->ustack_id = s->ustack_id;
+	o->kstack_id = s->kstack_id;
+	o->waker_syscall = s->waker_syscall;
+	for (int i = 0; i < 4; i++)
+		o->args[i] = s->args[i];
+}
+
 struct gt_call_start {
 	__u64 enter_ns;
 	__u64 arg0;

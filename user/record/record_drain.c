@@ -61,18 +61,9 @@ void record__drain_open_intervals(struct recorder *r)
 		if (procfs_status_read((pid_t)key, 0, buf, sizeof(buf)) > 0)
 			o.pid = (uint32_t)procfs_status_long(buf, "Tgid", r->pid);
 		o.tid = key;
-		o.off_ns = si.off_ns;
-		o.wake_ns = si.wake_ns;
+		gt_offcpu_from_start(&o, &si);
 		o.on_ns = r->end_ns;
-		o.state = si.state;
-		o.flags = si.flags | GT_OFF_PARTIAL_END;
-		o.waker_pid = si.waker_pid;
-		o.waker_tid = si.waker_tid;
-		o.syscall_nr = si.syscall_nr;
-		o.ustack_id = si.ustack_id;
-		o.kstack_id = si.kstack_id;
-		o.waker_syscall = si.waker_syscall;
-		memcpy(o.args, si.args, sizeof(o.args));
+		o.flags |= GT_OFF_PARTIAL_END;
 		if (r->unw && o.off_ns && r->end_ns - o.off_ns >= r->o->dwarf_min_ns)
 			dwarf_open_interval(r, &o);
 		o.ustack_id = record_sink__stack_id(&r->sink, o.ustack_id);
