@@ -333,6 +333,7 @@ static void *worker_main(void *arg)
 			holder_request(0);
 		if (uses_prep())
 			prep_open_gate(expected_end - PREP_MARGIN_NS);
+		delay_sync_mark();
 		CU(cudaStreamSynchronize(gpu.stream));
 		idle = now_ns();
 		if (uses_prep())

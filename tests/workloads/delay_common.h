@@ -163,6 +163,7 @@ struct planned_delay {
 	uint64_t end_ns;
 	uint64_t amount_ns;
 	uint64_t run_delay_ns;
+	uint64_t pre_run_delay_ns; /* the worker's, from the sync's wakeup to start_ns */
 	uint64_t target_ns; /* what was asked for (0 for the allocator ones) */
 	uint64_t bytes;	    /* trim and munmap: the round's size */
 	pid_t tid;	    /* the thread measured (chain: not the worker) */
@@ -316,6 +317,21 @@ DELAY_STATIC uint64_t run_delay(void)
 	return run_delay_of(schedstat_fd);
 }
 
+/*
+ * The worker's run_delay just before it waits for the GPU (delay_sync_mark):
+ * its wait for a CPU after that wakeup falls into the gap, before the first
+ * injection's window, and is scheduler time the truth must own too
+ * (pre_run_delay_ns).  Worker-thread only.
+ */
+DELAY_STATIC uint64_t sync_rd;
+DELAY_STATIC bool sync_rd_set;
+
+DELAY_STATIC void delay_sync_mark(void)
+{
+	sync_rd = run_delay();
+	sync_rd_set = true;
+}
+
 DELAY_STATIC struct planned_delay *record(unsigned int gap, enum delay_kind kind, uint64_t start,
 					  uint64_t end, uint64_t rd0, uint64_t rd1, uint64_t target,
 					  uint64_t bytes)
@@ -326,6 +342,10 @@ DELAY_STATIC struct planned_delay *record(unsigned int gap, enum delay_kind kind
 	in->gap = gap;
 	in->tid = worker_tid;
 	in->kind = kind;
+	if (sync_rd_set && gettid() == worker_tid) {
+		in->pre_run_delay_ns = rd0 > sync_rd ? rd0 - sync_rd : 0;
+		sync_rd_set = false;
+	}
 	in->start_ns = start;
 	in->end_ns = end;
 	in->run_delay_ns = rd;
@@ -1769,6 +1789,8 @@ DELAY_STATIC void write_truth(FILE *f, uint64_t start_ns, uint64_t end_ns, const
 			",\"run_delay_ns\":%" PRIu64,
 			i ? "," : "", in->gap, delay_categories[in->kind], delay_names[in->kind],
 			in->start_ns, in->end_ns, in->amount_ns, in->run_delay_ns);
+		if (in->pre_run_delay_ns)
+			fprintf(f, ",\"pre_run_delay_ns\":%" PRIu64, in->pre_run_delay_ns);
 		if (in->target_ns)
 			fprintf(f, ",\"target_ns\":%" PRIu64, in->target_ns);
 		if (in->bytes)

@@ -60,7 +60,9 @@
  * exit.  Every window is bracketed by CLOCK_MONOTONIC reads and by reads of
  * the worker's run_delay from /proc/thread-self/schedstat: the time it spent
  * waiting for a CPU inside a window is scheduler time, so amount_ns is the
- * window minus that delay (for "scheduler", the delay itself).  In chain the
+ * window minus that delay (for "scheduler", the delay itself).  The gap's
+ * first injection also carries pre_run_delay_ns: the worker's wait for a CPU
+ * between the GPU sync's wakeup and its window.  In chain the
  * measured thread is the janitor or synth-peer, against its own run_delay,
  * and each injection names it ("tid").
  *
@@ -238,6 +240,7 @@ static void *worker_main(void *arg)
 			holder_request(expected_end + lock_hold_ns(u));
 		if (uses_prep())
 			prep_open_gate(expected_end - PREP_MARGIN_NS);
+		delay_sync_mark();
 		gpu_wait();
 		spin_for(POSTPROC_NS);
 		GAPTRACE_UNIT_END(u);
