@@ -164,10 +164,10 @@ struct planned_delay {
 	uint64_t amount_ns;
 	uint64_t run_delay_ns;
 	uint64_t pre_run_delay_ns; /* the worker's, from the sync's wakeup to start_ns */
-	uint64_t target_ns; /* what was asked for (0 for the allocator ones) */
-	uint64_t bytes;	    /* trim and munmap: the round's size */
-	pid_t tid;	    /* the thread measured (chain: not the worker) */
-	bool off_path;	    /* chain: a window the gap is not expected to show */
+	uint64_t target_ns;	   /* what was asked for (0 for the allocator ones) */
+	uint64_t bytes;		   /* trim and munmap: the round's size */
+	pid_t tid;		   /* the thread measured (chain: not the worker) */
+	bool off_path;		   /* chain: a window the gap is not expected to show */
 };
 
 struct skipped {
