@@ -20,7 +20,11 @@
  * Environment: GAPTRACE_CUPTI_WAIT_MS (launch mode: wait that long in
  * InitializeInjection for a tracer), GAPTRACE_CUPTI_VERBOSE (state changes on
  * stderr), GAPTRACE_CUPTI_CLOCK=offset (no timestamp callback; CUPTI's clock
- * plus a measured offset instead).
+ * plus a measured offset instead).  Cost probes, not for captures:
+ * GAPTRACE_CUPTI_KINDS (only these activity kinds), GAPTRACE_CUPTI_INLINE=1
+ * (read buffers on the thread CUPTI completes them on, as before the receiver
+ * thread), GAPTRACE_CUPTI_DISCARD=1 (hand buffers back unread),
+ * GAPTRACE_CUPTI_ALL_API=1 (every API call's record).
  *
  * Rules: the host program must never notice us.  No exit, abort or signal; no
  * output except one line when CUPTI refuses us (then we step aside) and one
@@ -137,6 +141,22 @@ static pthread_mutex_t g_pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static void *g_pool[BUF_MAX];
 static unsigned int g_pool_n;
 static unsigned int g_buf_total;
+
+/* Completed buffers waiting for the receiver thread (rx_main). */
+struct rx_item {
+	uint8_t *buf;
+	size_t size, valid;
+	CUcontext ctx;
+	uint32_t stream_id;
+};
+static pthread_mutex_t g_rx_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_rx_cv = PTHREAD_COND_INITIALIZER;   /* a buffer was queued */
+static pthread_cond_t g_rx_idle = PTHREAD_COND_INITIALIZER; /* the queue ran empty */
+static struct rx_item g_rx[BUF_MAX]; /* never more: at most BUF_MAX buffers exist */
+static unsigned int g_rx_head, g_rx_n;
+static bool g_rx_busy;	  /* the receiver holds a buffer; under g_rx_mu */
+static bool g_rx_on;	  /* the receiver runs; __atomic */
+static bool g_rx_discard; /* GAPTRACE_CUPTI_DISCARD: buffers handed back unread (cost probe) */
 
 /* ---- small helpers ---- */
 
@@ -968,23 +988,99 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	errno = saved;
 }
 
+/*
+ * A completed buffer: read (converted, handed to the tracer through
+ * gpu_batch), zeroed for its next use and put back in the pool.
+ */
+static void rx_handle(const struct rx_item *it)
+{
+	if (state_get() == ST_READY && __atomic_load_n(&g_active, __ATOMIC_ACQUIRE) &&
+	    tracer_attached() && !g_rx_discard)
+		process_buffer(it->buf, it->valid, it->ctx, it->stream_id);
+	if (g_zeroed)
+		memset(it->buf, 0, it->size < BUF_SIZE ? it->size : BUF_SIZE);
+	pool_put(it->buf);
+}
+
+/*
+ * The receiver thread reads the buffers CUPTI completes.  CUPTI completes a
+ * buffer on whichever thread filled it (per-thread buffers, CUPTI's default):
+ * in a launch-bound program that is the launching thread itself, which then
+ * paid for the conversion, the gpu_batch probe's trap and the 1 MiB memset
+ * of every buffer.  Now it pays for a queue push.
+ */
+static void *rx_main(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "gaptrace-rx");
+	pthread_mutex_lock(&g_rx_mu);
+	for (;;) {
+		struct rx_item it;
+
+		while (!g_rx_n) {
+			g_rx_busy = false;
+			pthread_cond_broadcast(&g_rx_idle);
+			pthread_cond_wait(&g_rx_cv, &g_rx_mu);
+		}
+		it = g_rx[g_rx_head];
+		g_rx_head = (g_rx_head + 1) % BUF_MAX;
+		g_rx_n--;
+		g_rx_busy = true;
+		pthread_mutex_unlock(&g_rx_mu);
+		rx_handle(&it);
+		pthread_mutex_lock(&g_rx_mu);
+	}
+	return NULL;
+}
+
+/* False when the receiver is not running (or, never expected, its queue is full). */
+static bool rx_push(const struct rx_item *it)
+{
+	bool ok = false;
+
+	if (!__atomic_load_n(&g_rx_on, __ATOMIC_ACQUIRE))
+		return false;
+	pthread_mutex_lock(&g_rx_mu);
+	if (g_rx_n < BUF_MAX) {
+		g_rx[(g_rx_head + g_rx_n) % BUF_MAX] = *it;
+		g_rx_n++;
+		g_rx_busy = true;
+		ok = true;
+		pthread_cond_signal(&g_rx_cv);
+	}
+	pthread_mutex_unlock(&g_rx_mu);
+	return ok;
+}
+
+/* Waits, at most max_ns, until the receiver has read every queued buffer. */
+static void rx_drain(uint64_t max_ns)
+{
+	uint64_t t = real_now() + max_ns;
+	struct timespec ts = {(time_t)(t / NSEC_PER_SEC), (long)(t % NSEC_PER_SEC)};
+
+	if (!__atomic_load_n(&g_rx_on, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&g_rx_mu);
+	while ((g_rx_n || g_rx_busy) &&
+	       pthread_cond_timedwait(&g_rx_idle, &g_rx_mu, &ts) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&g_rx_mu);
+}
+
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buf, size_t size,
 				      size_t valid)
 {
 	int saved = errno;
+	struct rx_item it = {buf, size, valid, ctx, stream_id};
 
 	if (!buf) {
 		errno = saved;
 		return;
 	}
-	if (valid > size)
-		valid = size;
-	if (state_get() == ST_READY && __atomic_load_n(&g_active, __ATOMIC_ACQUIRE) &&
-	    tracer_attached())
-		process_buffer(buf, valid, ctx, stream_id);
-	if (g_zeroed)
-		memset(buf, 0, size < BUF_SIZE ? size : BUF_SIZE);
-	pool_put(buf);
+	if (it.valid > size)
+		it.valid = size;
+	if (!rx_push(&it))
+		rx_handle(&it);
 	errno = saved;
 }
 
@@ -1092,11 +1188,39 @@ static int mute_api_calls(bool driver)
 	return n;
 }
 
-static bool all_api(void)
+static bool env_on(const char *name)
 {
-	const char *e = getenv("GAPTRACE_CUPTI_ALL_API");
+	const char *e = getenv(name);
 
 	return e && *e && strcmp(e, "0");
+}
+
+static bool all_api(void)
+{
+	return env_on("GAPTRACE_CUPTI_ALL_API");
+}
+
+/*
+ * GAPTRACE_CUPTI_KINDS=NAME,...: only these activity kinds (names as in
+ * kinds[] below), to measure what each costs.  Not for captures: without the
+ * required kinds the report misleads.
+ */
+static bool kind_wanted(const char *name)
+{
+	const char *e = getenv("GAPTRACE_CUPTI_KINDS");
+	size_t n = strlen(name);
+
+	if (!e || !*e)
+		return true;
+	for (const char *p = e; *p;) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+
+		if (len == n && !strncmp(p, name, n))
+			return true;
+		p += len + (c != NULL);
+	}
+	return false;
 }
 
 static void pool_prealloc(void)
@@ -1139,6 +1263,8 @@ static void disable_locked(void)
 	/* Hands back what is in flight; nobody reads it any more, so it is discarded. */
 	__atomic_store_n(&g_active, false, __ATOMIC_RELEASE);
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	/* The receiver puts the queued buffers back in the pool (pool_release frees them). */
+	rx_drain(EXIT_LOCK_NS);
 }
 
 /* Hands CUPTI back: no subscription, no callbacks, CUPTI's state destroyed. */
@@ -1207,6 +1333,8 @@ static void enable_locked(void)
 		CUptiResult res;
 		char what[96];
 
+		if (!kind_wanted(kinds[i].name))
+			continue;
 		res = cuptiActivityEnable(kinds[i].kind);
 
 		if (res == CUPTI_SUCCESS) {
@@ -1295,6 +1423,10 @@ static void *ctl_main(void *arg)
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "gaptrace-cupti");
+	/* GAPTRACE_CUPTI_INLINE=1: read buffers where CUPTI completes them (cost probe). */
+	if (!env_on("GAPTRACE_CUPTI_INLINE") && start_thread(rx_main) == 0)
+		__atomic_store_n(&g_rx_on, true, __ATOMIC_RELEASE);
+	g_rx_discard = env_on("GAPTRACE_CUPTI_DISCARD");
 	for (;;) {
 		uint64_t now = mono_now();
 		bool due = now >= next_flush;
@@ -1321,8 +1453,11 @@ static void at_exit(void)
 	/* Bounded: a control call stuck elsewhere must not hold up the exit. */
 	if (pthread_mutex_timedlock(&g_ctl, &ts) == 0) {
 		/* The last unit's records are still in CUPTI's buffers. */
-		if (state_get() == ST_READY && g_active && tracer_attached())
+		if (state_get() == ST_READY && g_active && tracer_attached()) {
 			cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+			/* ... and reach the tracer only once the receiver has read them. */
+			rx_drain(EXIT_LOCK_NS);
+		}
 		__atomic_store_n(&g_exiting, true, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&g_ctl);
 	} else {
@@ -1337,6 +1472,7 @@ static void at_fork_child(void)
 {
 	state_set(ST_FAILED);
 	__atomic_store_n(&g_active, false, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_rx_on, false, __ATOMIC_RELEASE); /* not in this process */
 }
 
 static CUptiResult subscribe(char *holder, size_t holder_len)
