@@ -512,7 +512,7 @@ static int late_cb(const struct syms_mapping *m, void *ctx)
 int attacher__attach_probes_from(struct attacher *a, pid_t pid, size_t first)
 {
 	struct late_ctx lc = {.a = a, .pid = pid, .via = maps_thread(pid), .first = first};
-	int err = syms_read_mappings((uint32_t)lc.via, late_cb, &lc);
+	int err = syms_read_exec_mappings((uint32_t)lc.via, late_cb, &lc);
 
 	return err < 0 ? err : lc.attached;
 }
@@ -537,14 +537,14 @@ int attacher__attach_like_self(struct attacher *a, pid_t pid, const char *prefix
 {
 	struct self_ctx sc = {.prefix = prefix};
 
-	syms_read_mappings((uint32_t)getpid(), self_cb, &sc);
+	syms_read_exec_mappings((uint32_t)getpid(), self_cb, &sc);
 	return sc.path[0] ? attacher__attach_object(a, pid, sc.path) : 0;
 }
 
 int attacher__scan(struct attacher *a, pid_t pid)
 {
 	struct scan_ctx sc = {a, pid, maps_thread(pid), 0};
-	int err = syms_read_mappings((uint32_t)sc.via, scan_cb, &sc);
+	int err = syms_read_exec_mappings((uint32_t)sc.via, scan_cb, &sc);
 
 	return err < 0 ? err : sc.attached;
 }

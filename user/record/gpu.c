@@ -155,7 +155,7 @@ bool gpu_target_uses_cuda(pid_t pid)
 {
 	bool found = false;
 
-	syms_read_mappings((uint32_t)pid, cuda_map_cb, &found);
+	syms_read_exec_mappings((uint32_t)pid, cuda_map_cb, &found);
 	return found;
 }
 

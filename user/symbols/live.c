@@ -124,7 +124,8 @@ static void mapping__build_id(uint32_t pid, const struct procfs_map *rm, struct 
 	pthread_mutex_unlock(&bid_lock);
 }
 
-int syms_read_mappings(uint32_t pid, int (*cb)(const struct syms_mapping *m, void *ctx), void *ctx)
+static int read_mappings(uint32_t pid, bool exec_only,
+			 int (*cb)(const struct syms_mapping *m, void *ctx), void *ctx)
 {
 	struct procfs_maps it;
 	struct procfs_map rm;
@@ -139,7 +140,7 @@ int syms_read_mappings(uint32_t pid, int (*cb)(const struct syms_mapping *m, voi
 	while (procfs_maps_next(&it, &rm)) {
 		struct syms_mapping m = {};
 
-		if (rm.path[0] != '/' || !rm.inode)
+		if (rm.path[0] != '/' || !rm.inode || (exec_only && !rm.exec))
 			continue;
 		m.start = rm.start;
 		m.end = rm.end;
@@ -149,13 +150,25 @@ int syms_read_mappings(uint32_t pid, int (*cb)(const struct syms_mapping *m, voi
 		m.dev_minor = rm.dev_minor;
 		m.exec = rm.exec;
 		m.path = rm.path;
-		mapping__build_id(pid, &rm, &m);
+		if (!exec_only)
+			mapping__build_id(pid, &rm, &m);
 		err = cb(&m, ctx);
 		if (err)
 			break;
 	}
 	procfs_maps_close(&it);
 	return err;
+}
+
+int syms_read_mappings(uint32_t pid, int (*cb)(const struct syms_mapping *m, void *ctx), void *ctx)
+{
+	return read_mappings(pid, false, cb, ctx);
+}
+
+int syms_read_exec_mappings(uint32_t pid, int (*cb)(const struct syms_mapping *m, void *ctx),
+			    void *ctx)
+{
+	return read_mappings(pid, true, cb, ctx);
 }
 
 /* ---- public: symbol lookup in a live process ---- */
