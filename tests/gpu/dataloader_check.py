@@ -24,7 +24,15 @@ MS = 1_000_000
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def judge(mode, report, truth):
+def recorder_cpu(stderr):
+    """The recorder's own 'recorder CPU ... (N% of one CPU)' line, shortened."""
+    for line in stderr.splitlines():
+        if "recorder CPU" in line:
+            return line.split("recorder CPU", 1)[1].strip()
+    return "?"
+
+
+def judge(mode, report, truth, cpu="?"):
     rep = json.load(open(report))
     tr = json.load(open(truth))
     c0 = rep["capture"]["start_ns"]
@@ -66,7 +74,8 @@ def judge(mode, report, truth):
     passed = n >= 10 and ok >= 0.9 * n
     print(f"{'PASS' if passed else 'FAIL'} dataloader {mode}: {ok}/{n} data waits explained "
           f"as the workers' cpu; median cpu {100 * med(cpu_share):.0f}% of the wait, wait "
-          f"{100 * med(wait_share):.1f}% of the gap, gap - data wait {med(extra) / MS:.2f} ms")
+          f"{100 * med(wait_share):.1f}% of the gap, gap - data wait {med(extra) / MS:.2f} ms; "
+          f"recorder CPU {cpu}")
     for f in fails:
         print("     " + f)
     return passed
@@ -95,7 +104,7 @@ def main():
         rep = cap + ".json"
         with open(rep, "w") as f:
             subprocess.run([gt, "report", cap, "--format", "json"], stdout=f, check=False)
-        results.append(judge("launch", rep, truth))
+        results.append(judge("launch", rep, truth, recorder_cpu(r.stderr)))
 
     # Attach: the workers run before gaptrace starts.
     cap, truth = os.path.join(work, "dl-attach.gtcap"), os.path.join(work, "dl-attach.truth.json")
@@ -118,7 +127,7 @@ def main():
             rep = cap + ".json"
             with open(rep, "w") as f:
                 subprocess.run([gt, "report", cap, "--format", "json"], stdout=f, check=False)
-            results.append(judge("attach", rep, truth))
+            results.append(judge("attach", rep, truth, recorder_cpu(r.stderr)))
     return 0 if all(results) else 1
 
 
