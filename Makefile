@@ -58,7 +58,7 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
 # The ground-truth workload without frame pointers, for --stacks dwarf tests.
 WORKLOADS += $(OUTPUT)/workloads/prover_sim_nofp
-# The Rust/tokio one, where cargo is installed (rules below).
+# The Rust/tokio one, where cargo and librust-tokio-dev are installed (rules below).
 CARGO ?= $(shell command -v /usr/bin/cargo 2>/dev/null || command -v cargo 2>/dev/null)
 RUSTC ?= $(if $(CARGO),$(dir $(CARGO))rustc)
 TOKIO_DIR := tests/workloads/tokio_prover
@@ -66,7 +66,9 @@ TOKIO_OUT := $(OUTPUT)/tokio_prover
 TOKIO_SRCS := $(TOKIO_DIR)/Cargo.toml $(TOKIO_DIR)/build.rs $(TOKIO_DIR)/.cargo/config.toml \
 	$(wildcard $(TOKIO_DIR)/src/*.rs)
 ifneq ($(CARGO),)
+ifneq ($(wildcard /usr/share/cargo/registry/tokio-1.*),)
 WORKLOADS += $(OUTPUT)/workloads/tokio_prover
+endif
 endif
 
 HAVE_CUDA := $(shell test -x $(NVCC) -a -f $(CUDA_HOME)/include/cupti.h && echo 1)
