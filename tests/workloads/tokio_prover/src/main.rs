@@ -31,6 +31,7 @@
 //! thread's run_delay (/proc/thread-self/schedstat): amount_ns is the window
 //! less the time that thread waited for a CPU.  run_delay_ns is the wait for
 //! a CPU of every thread on the gap's hand-off path, each over the gap:
+//! gpu-sim's (from the unit's last op's end to its wakeup of gpu-call),
 //! gpu-call's (from its wait for the device to its next launch), the driver
 //! task's thread's (from its await of the GPU call to the next one, when the
 //! task resumed on the same thread) and the measuring thread's; gaptrace
@@ -169,6 +170,7 @@ struct SimOp {
     id: u64,
     launch_ns: u64,
     unit: u32,
+    last: bool, // of its unit
 }
 
 #[derive(Default)]
@@ -193,7 +195,7 @@ struct Shared {
     gpu_done: Condvar,
     units_log: Mutex<Vec<(u64, u64)>>,
     // gpu-call's run_delay before its wait for unit u.
-    call_rd0: Mutex<Vec<u64>>,
+    call_rd0: Mutex<Vec<(i32, u64)>>,
     // Per gap: (tid, run-queue ns over the gap) of the threads on its path.
     gap_rd: Mutex<Vec<Vec<(i32, u64)>>>,
     injections: Mutex<Vec<Injection>>,
@@ -283,6 +285,8 @@ fn gpu_sim(sh: Arc<Shared>) {
         // one's end, not when this thread gets around to it.
         let start = op.launch_ns.max(prev_end);
         let end = start + sh.opt.kernel_ns;
+        // The gap starts at a unit's last end: waking late is run-queue time.
+        let rd0 = run_delay();
         unsafe { gt_sleep_until(end) };
         prev_end = end;
         {
@@ -299,6 +303,10 @@ fn gpu_sim(sh: Arc<Shared>) {
         g.outstanding -= 1;
         if g.outstanding == 0 {
             sh.gpu_done.notify_all();
+        }
+        drop(g);
+        if op.last && op.unit + 1 < sh.opt.units {
+            sh.add_gap_rd(op.unit, gettid(), run_delay().saturating_sub(rd0));
         }
     }
 }
@@ -332,8 +340,11 @@ fn gpu_call(sh: &Shared, unit: u32, first_op: u64, pre_cpu_gap: Option<u32>) {
         );
     }
     if unit > 0 {
-        let rd0 = sh.call_rd0.lock().unwrap()[unit as usize - 1];
-        sh.add_gap_rd(unit - 1, gettid(), run_delay() - rd0);
+        // Only a same-thread reading counts (the pool keeps one thread).
+        let (tid0, rd0) = sh.call_rd0.lock().unwrap()[unit as usize - 1];
+        if tid0 == gettid() {
+            sh.add_gap_rd(unit - 1, tid0, run_delay().saturating_sub(rd0));
+        }
     }
     unsafe { gt_unit_begin(unit as u64) };
     let mut first_launch = 0;
@@ -349,6 +360,7 @@ fn gpu_call(sh: &Shared, unit: u32, first_op: u64, pre_cpu_gap: Option<u32>) {
             id,
             launch_ns: t,
             unit,
+            last: k + 1 == sh.opt.kernels,
         });
         g.outstanding += 1;
         sh.gpu_work.notify_one();
@@ -362,7 +374,7 @@ fn gpu_call(sh: &Shared, unit: u32, first_op: u64, pre_cpu_gap: Option<u32>) {
     }
     // Before the wait: the kernel folds in the wait for a CPU after the
     // wakeup, which is in the gap, when the thread runs again.
-    sh.call_rd0.lock().unwrap()[unit as usize] = run_delay();
+    sh.call_rd0.lock().unwrap()[unit as usize] = (gettid(), run_delay());
     let mut g = sh.gpu.lock().unwrap();
     while g.outstanding > 0 {
         g = sh.gpu_done.wait(g).unwrap();
@@ -545,7 +557,7 @@ async fn driver(sh: Arc<Shared>, holder_tx: tokio::sync::mpsc::UnboundedSender<H
         if u > 0 {
             let (tid0, rd0) = prev_rd;
             if gettid() == tid0 {
-                sh.add_gap_rd(u - 1, tid0, run_delay() - rd0);
+                sh.add_gap_rd(u - 1, tid0, run_delay().saturating_sub(rd0));
             }
         }
         let sh2 = sh.clone();
@@ -769,7 +781,7 @@ fn main() {
         gpu_work: Condvar::new(),
         gpu_done: Condvar::new(),
         units_log: Mutex::new(vec![(0, 0); units]),
-        call_rd0: Mutex::new(vec![0; units]),
+        call_rd0: Mutex::new(vec![(0, 0); units]),
         gap_rd: Mutex::new(vec![Vec::new(); units]),
         injections: Mutex::new(Vec::new()),
         skipped: Mutex::new(Vec::new()),
