@@ -31,10 +31,13 @@
 //! thread's run_delay (/proc/thread-self/schedstat): amount_ns is the window
 //! less the time that thread waited for a CPU.  run_delay_ns is the wait for
 //! a CPU of every thread on the gap's hand-off path, each over the gap:
-//! gpu-sim's (from the unit's last op's end to its wakeup of gpu-call),
+//! gpu-sim's (from the unit's last op's end to its wakeup of gpu-call, a late
+//! wakeup for an earlier op included),
 //! gpu-call's (from its wait for the device to its next launch), the driver
 //! task's thread's (from its await of the GPU call to the next one, when the
-//! task resumed on the same thread) and the measuring thread's; gaptrace
+//! task resumed on the same thread), each runtime worker's wait for a CPU
+//! after an unpark inside the gap (tokio's park/unpark hooks) and the
+//! measuring thread's, the largest reading per thread; gaptrace
 //! counts each as scheduler time where it is on the path.  Each injection
 //! names the thread that did the work ("tid"); the truth's worker_tid is
 //! gpu-call, the thread that launches, so the gap's chain must reach any other.
@@ -198,6 +201,8 @@ struct Shared {
     call_rd0: Mutex<Vec<(i32, u64)>>,
     // Per gap: (tid, run-queue ns over the gap) of the threads on its path.
     gap_rd: Mutex<Vec<Vec<(i32, u64)>>>,
+    // Runtime workers' wakeups: (tid, unpark time, run-queue ns since park).
+    unparks: Mutex<Vec<(i32, u64, u64)>>,
     injections: Mutex<Vec<Injection>>,
     skipped: Mutex<Vec<u32>>,
     // The job tracker a prover's GPU task takes once per partition.
@@ -270,6 +275,9 @@ fn gpu_sim(sh: Arc<Shared>) {
         gt_gpu_name(KERNEL_NAME_ID, b"sim_kernel\0".as_ptr() as *const c_char);
     }
     let mut prev_end = 0u64;
+    // run_delay when this thread was last on time (before a real sleep): a
+    // late wakeup carries over to the ops reported late after it.
+    let mut on_time_rd = run_delay();
     loop {
         let op = {
             let mut g = sh.gpu.lock().unwrap();
@@ -285,8 +293,9 @@ fn gpu_sim(sh: Arc<Shared>) {
         // one's end, not when this thread gets around to it.
         let start = op.launch_ns.max(prev_end);
         let end = start + sh.opt.kernel_ns;
-        // The gap starts at a unit's last end: waking late is run-queue time.
-        let rd0 = run_delay();
+        if now_ns() < end {
+            on_time_rd = run_delay();
+        }
         unsafe { gt_sleep_until(end) };
         prev_end = end;
         {
@@ -305,8 +314,12 @@ fn gpu_sim(sh: Arc<Shared>) {
             sh.gpu_done.notify_all();
         }
         drop(g);
+        // The gap starts at the unit's last end: the part of the wait for a
+        // CPU that kept this thread from reporting it after then is the gap's.
         if op.last && op.unit + 1 < sh.opt.units {
-            sh.add_gap_rd(op.unit, gettid(), run_delay().saturating_sub(rd0));
+            let late = now_ns().saturating_sub(end);
+            let rd = run_delay().saturating_sub(on_time_rd).min(late);
+            sh.add_gap_rd(op.unit, gettid(), rd);
         }
     }
 }
@@ -668,6 +681,43 @@ fn parse_args() -> Opts {
     o
 }
 
+thread_local! {
+    // A runtime worker's run_delay when it last parked.
+    static PARKED_RD: std::cell::Cell<u64> = std::cell::Cell::new(0);
+}
+
+/// Folds the workers' wakeups into the gaps they fell in (gap u: from unit
+/// u's last end to unit u + 1's first start).
+fn fold_unparks(sh: &Shared) {
+    let log = sh.units_log.lock().unwrap().clone();
+    let mut per: Vec<(u32, i32, u64)> = Vec::new();
+    for &(tid, t, rd) in sh.unparks.lock().unwrap().iter() {
+        let gap = (0..log.len().saturating_sub(1)).find(|&u| log[u].1 <= t && t <= log[u + 1].0);
+        if let Some(u) = gap {
+            match per.iter_mut().find(|e| e.0 == u as u32 && e.1 == tid) {
+                Some(e) => e.2 += rd,
+                None => per.push((u as u32, tid, rd)),
+            }
+        }
+    }
+    for (gap, tid, rd) in per {
+        sh.add_gap_rd(gap, tid, rd);
+    }
+    // timer: the task may resume on the other worker, where no same-thread
+    // reading covers the window; the wakeups inside it do.
+    let unparks = sh.unparks.lock().unwrap();
+    for i in sh.injections.lock().unwrap().iter_mut() {
+        if i.kind == "tokio-sleep" {
+            let woke: u64 = unparks
+                .iter()
+                .filter(|e| i.start_ns <= e.1 && e.1 <= i.end_ns)
+                .map(|e| e.2)
+                .sum();
+            i.run_delay_ns = i.run_delay_ns.max(woke);
+        }
+    }
+}
+
 fn truth_json(sh: &Shared, start_ns: u64, end_ns: u64) -> String {
     let o = &sh.opt;
     let worker = sh.gpu_call_tid.load(Ordering::SeqCst);
@@ -737,6 +787,12 @@ fn truth_json(sh: &Shared, start_ns: u64, end_ns: u64) -> String {
         if i.bytes > 0 {
             let _ = write!(s, ",\"bytes\":{}", i.bytes);
         }
+        // Which threads' run-queue time the gap's run_delay_ns holds.
+        s.push_str(",\"run_delay_by_tid\":{");
+        for (n, e) in gap_rd[i.gap as usize].iter().enumerate() {
+            let _ = write!(s, "{}\"{}\":{}", if n > 0 { "," } else { "" }, e.0, e.1);
+        }
+        s.push('}');
         let _ = write!(s, ",\"tid\":{},\"on_critical_path\":true}}", i.tid);
     }
     s.push_str("],\"skipped\":[");
@@ -783,6 +839,7 @@ fn main() {
         units_log: Mutex::new(vec![(0, 0); units]),
         call_rd0: Mutex::new(vec![(0, 0); units]),
         gap_rd: Mutex::new(vec![Vec::new(); units]),
+        unparks: Mutex::new(Vec::new()),
         injections: Mutex::new(Vec::new()),
         skipped: Mutex::new(Vec::new()),
         tracker: tokio::sync::Mutex::new(0),
@@ -818,6 +875,7 @@ fn main() {
     };
 
     let s = sh.clone();
+    let s2 = sh.clone();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(1)
@@ -830,6 +888,13 @@ fn main() {
             // waiting for a CPU for milliseconds, scheduler time of the
             // critical thread that the workload did not inject.
             unsafe { gt_pin(1) };
+        })
+        .on_thread_park(|| PARKED_RD.with(|c| c.set(run_delay())))
+        .on_thread_unpark(move || {
+            let rd = run_delay().saturating_sub(PARKED_RD.with(|c| c.get()));
+            if rd > 0 {
+                s2.unparks.lock().unwrap().push((gettid(), now_ns(), rd));
+            }
         })
         .enable_all()
         .build()
@@ -860,6 +925,7 @@ fn main() {
         t.join().expect("heap-prep thread panicked");
     }
 
+    fold_unparks(&sh);
     if let Some(f) = truth.as_mut() {
         use std::io::Write;
         if let Err(e) = f.write_all(truth_json(&sh, start_ns, end_ns).as_bytes()) {
