@@ -58,6 +58,18 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
 # The ground-truth workload without frame pointers, for --stacks dwarf tests.
 WORKLOADS += $(OUTPUT)/workloads/prover_sim_nofp
+# The Rust/tokio one, where cargo and librust-tokio-dev are installed (rules below).
+CARGO ?= $(shell command -v /usr/bin/cargo 2>/dev/null || command -v cargo 2>/dev/null)
+RUSTC ?= $(if $(CARGO),$(dir $(CARGO))rustc)
+TOKIO_DIR := tests/workloads/tokio_prover
+TOKIO_OUT := $(OUTPUT)/tokio_prover
+TOKIO_SRCS := $(TOKIO_DIR)/Cargo.toml $(TOKIO_DIR)/build.rs $(TOKIO_DIR)/.cargo/config.toml \
+	$(wildcard $(TOKIO_DIR)/src/*.rs)
+ifneq ($(CARGO),)
+ifneq ($(wildcard /usr/share/cargo/registry/tokio-1.*),)
+WORKLOADS += $(OUTPUT)/workloads/tokio_prover
+endif
+endif
 
 HAVE_CUDA := $(shell test -x $(NVCC) -a -f $(CUDA_HOME)/include/cupti.h && echo 1)
 
@@ -114,6 +126,27 @@ $(OUTPUT)/workloads/prover_sim_nofp: tests/workloads/prover_sim.c tests/workload
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fomit-frame-pointer \
 		-Icupti $< -o $@ -lpthread -lm
+
+# ---- the Rust/tokio ground-truth workload (only where cargo is installed) ----
+# Debian's cargo and rustc (1.63) with librust-tokio-dev, offline: the crate's
+# .cargo/config.toml replaces crates.io with /usr/share/cargo/registry.  The
+# crate is copied under $(OUTPUT) so that Cargo.lock and target/ stay out of
+# the source tree; its USDT probes come from a C shim linked by build.rs.
+$(TOKIO_OUT)/libgt_usdt_shim.a: $(TOKIO_DIR)/usdt_shim.c cupti/gaptrace-usdt.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -Icupti \
+		-c $< -o $(TOKIO_OUT)/usdt_shim.o
+	$(Q)rm -f $@ && ar rcs $@ $(TOKIO_OUT)/usdt_shim.o
+$(OUTPUT)/workloads/tokio_prover: $(TOKIO_SRCS) $(TOKIO_OUT)/libgt_usdt_shim.a | $(OUTPUT)/workloads
+	$(call msg,CARGO,$@)
+	$(Q)mkdir -p $(TOKIO_OUT)/crate
+	$(Q)cp -rp $(TOKIO_DIR)/Cargo.toml $(TOKIO_DIR)/build.rs $(TOKIO_DIR)/src $(TOKIO_DIR)/.cargo \
+		$(TOKIO_OUT)/crate/
+	$(Q)cd $(TOKIO_OUT)/crate && GT_USDT_SHIM_DIR=$(abspath $(TOKIO_OUT)) RUSTC=$(RUSTC) \
+		$(CARGO) build --offline --release $(if $(Q),--quiet) \
+		--target-dir $(abspath $(TOKIO_OUT)/target)
+	$(Q)cp $(TOKIO_OUT)/target/release/tokio_prover $@
 
 # ---- CUPTI injection library (skipped without a toolkit) ----
 cupti:

@@ -297,6 +297,25 @@ static void ev_wait(struct synth *s, uint32_t pid, uint32_t tid, uint64_t off, u
 	assert_int_equal(capture_writer__event(s->w, &o, sizeof(o)), 0);
 }
 
+/* An epoll_wait of thread 10 whose wakeup and switch-in were not traced. */
+static void ev_wait_missed(struct synth *s, uint64_t off, uint64_t on_est, const uint64_t args[4])
+{
+	struct gt_offcpu o = {};
+
+	synth_hdr(&o.hdr, GT_REC_OFFCPU, sizeof(o), on_est);
+	o.pid = PID;
+	o.tid = 10;
+	o.off_ns = off;
+	o.on_ns = on_est;
+	o.state = 1;
+	o.flags = GT_OFF_SWITCHIN_EST;
+	o.syscall_nr = GT_NR_epoll_wait;
+	o.waker_syscall = -1;
+	memcpy(o.args, args, sizeof(o.args));
+	o.ustack_id = o.kstack_id = -1;
+	assert_int_equal(capture_writer__event(s->w, &o, sizeof(o)), 0);
+}
+
 #define FUTEX_WAIT_PRIV	       128
 #define FUTEX_WAIT_BITSET_PRIV (9 | 128)
 #define TIMEOUT_PTR	       0x7ffd1000ULL /* a struct timespec on the waiter's stack */
@@ -325,6 +344,18 @@ static void test_gap_epoll_timeout_is_sleep(void **state)
 	r = synth_run(&s, NULL);
 	assert_cat(&r->gaps[0], GT_CAT_WAIT, 15 * MS);
 	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 0);
+	an_result__free(r);
+
+	/*
+	 * Wakeup and switch-in both untraced (a Firecracker guest, seen under
+	 * tokio_prover): no wake time, the switch-in estimated 16 ms on.
+	 */
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	ev_wait_missed(&s, T0 + 11 * MS, T0 + 27 * MS, (uint64_t[4]){3, 0x1000, 64, 16});
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_SLEEP, 16 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_WAIT, 0);
 	an_result__free(r);
 
 	/* poll(fds, 1, 12) keeps its timeout in the 3rd argument. */

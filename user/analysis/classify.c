@@ -111,9 +111,16 @@ static bool futex_lock_word(const struct model *m, uint32_t pid, const struct m_
 static bool timed_out(const struct m_off *o)
 {
 	int64_t ms = -1;
-	uint64_t ptr = 0, want;
+	uint64_t ptr = 0, want, end = o->wake;
 
-	if (!o->wake)
+	/*
+	 * Wakeup and switch-in both unseen (the Firecracker guests' untraced
+	 * switches): the wait lasted at most until the estimated switch-in,
+	 * which is enough to tell that a timeout in ms ran out.
+	 */
+	if (!end && (o->flags & GT_OFF_SWITCHIN_EST) && !(o->flags & GT_OFF_PREEMPTED))
+		end = o->on;
+	if (!end)
 		return false;
 	switch (o->syscall) {
 	case GT_NR_poll:
@@ -137,9 +144,9 @@ static bool timed_out(const struct m_off *o)
 	}
 	if (ms > 0) {
 		want = (uint64_t)ms * NSEC_PER_MSEC;
-		return o->wake - o->off + want / 10 + 200 * NSEC_PER_USEC >= want;
+		return end - o->off + want / 10 + 200 * NSEC_PER_USEC >= want;
 	}
-	return ptr && ((o->flags & GT_OFF_WAKER_IRQ) || !o->waker_tid);
+	return ptr && o->wake && ((o->flags & GT_OFF_WAKER_IRQ) || !o->waker_tid);
 }
 
 /*
