@@ -86,9 +86,18 @@ static void sink_task(void *ctx, uint32_t pid, bool exec)
 	r->rescan_at_ns = gt_now_mono_ns() + 20 * NSEC_PER_MSEC;
 }
 
+static int sink_inlines(void *ctx, uint32_t pid, uint64_t ip, bool caller, const char **names,
+			int max)
+{
+	struct recorder *r = ctx;
+
+	return syms_cache__inlines(r->syms, pid, ip, caller, names, max);
+}
+
 static const struct record_sink_ops sink_ops = {
     .resolve = sink_resolve,
     .task = sink_task,
+    .inlines = sink_inlines,
 };
 
 static int on_record(void *ctx, void *data, size_t size)

@@ -30,6 +30,12 @@ struct record_sink_ops {
 		       const char **module);
 	/* A TASK record announced a new process or an exec (exec true) of pid. */
 	void (*task)(void *ctx, uint32_t pid, bool exec);
+	/*
+	 * Optional: the functions inlined at ip of user process pid, innermost
+	 * first, into names[max]; caller: ip is a return address.  Returns how many.
+	 */
+	int (*inlines)(void *ctx, uint32_t pid, uint64_t ip, bool caller, const char **names,
+		       int max);
 };
 
 struct record_sink_cfg {
@@ -58,7 +64,8 @@ struct record_sink {
 	struct u64map stack_ids;    /* BPF stack id -> capture stack id */
 	struct u64map stack_frames; /* hash of (pid, kind, frames) -> capture stack id */
 	struct u64map sym_keys;	    /* set: (pid, ip) pairs written */
-	struct capture_buf stacks_buf, syms_buf;
+	struct u64map inl_keys;	    /* set: (pid, ip, caller) looked up for INLINES */
+	struct capture_buf stacks_buf, syms_buf, inl_buf;
 	struct record_sink_pending dwarf_pend[64];
 	uint64_t dev_last_end[RECORD_SINK_MAX_DEVICES];
 	uint64_t events;	    /* records written */
