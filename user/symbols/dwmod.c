@@ -9,7 +9,6 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <gelf.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,6 +19,9 @@
 
 /* Names with "@VERSION" cut are copied once; the table holds them all. */
 struct dwmod {
+	Dwfl_Callbacks cbs; /* dwfl keeps a pointer to them */
+	char *path;	    /* debuginfo_path, NULL: dwfl's default */
+	bool no_debuginfo;  /* "none": no separate debug info */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	GElf_Addr bias; /* module address - ELF vaddr (0 as reported) */
@@ -27,65 +29,39 @@ struct dwmod {
 	size_t ncut, cut_cap;
 };
 
-static pthread_once_t path_once = PTHREAD_ONCE_INIT;
-static char *path_env; /* GAPTRACE_DEBUGINFO_PATH, NULL: dwfl's default */
-static bool path_none;
-
-static void path_init(void)
-{
-	const char *p = getenv("GAPTRACE_DEBUGINFO_PATH");
-
-	if (!p || !*p)
-		return;
-	path_none = !strcmp(p, "none");
-	path_env = gt_xstrdup(p);
-}
-
-const char *dwmod_debuginfo_path(void)
-{
-	pthread_once(&path_once, path_init);
-	return path_env;
-}
-
 /* dwfl's standard search (build id, debuglink, debuginfod), unless turned off. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	if (path_none)
+	const struct dwmod *d = *userdata;
+
+	if (!d || d->no_debuginfo)
 		return -1;
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 					    debuglink_crc, debuginfo_file_name);
 }
 
-static Dwfl *dwfl_new(void)
-{
-	static Dwfl_Callbacks cbs = {
-	    .find_elf = dwfl_build_id_find_elf,
-	    .find_debuginfo = find_debuginfo,
-	    .section_address = dwfl_offline_section_address,
-	};
-
-	pthread_once(&path_once, path_init);
-	/* dwfl reads the path through this pointer at every search. */
-	cbs.debuginfo_path = path_env && !path_none ? &path_env : NULL;
-	return dwfl_begin(&cbs);
-}
-
-struct dwmod *dwmod__open(const char *name, int fd)
+struct dwmod *dwmod__open(const char *name, int fd, const char *debuginfo_path)
 {
 	struct dwmod *d;
+	void **userdata;
 	GElf_Ehdr eh;
 	Elf *elf;
 
 	if (fd < 0)
 		return NULL;
 	d = gt_xcalloc(1, sizeof(*d));
-	d->dwfl = dwfl_new();
+	d->no_debuginfo = debuginfo_path && !strcmp(debuginfo_path, "none");
+	d->path = debuginfo_path && *debuginfo_path ? gt_xstrdup(debuginfo_path) : NULL;
+	d->cbs.find_elf = dwfl_build_id_find_elf;
+	d->cbs.find_debuginfo = find_debuginfo;
+	d->cbs.section_address = dwfl_offline_section_address;
+	d->cbs.debuginfo_path = d->path && !d->no_debuginfo ? &d->path : NULL;
+	d->dwfl = dwfl_begin(&d->cbs);
 	if (!d->dwfl) {
 		close(fd);
-		free(d);
-		return NULL;
+		goto fail;
 	}
 	dwfl_report_begin(d->dwfl);
 	/* add_p_vaddr with base 0: module addresses are the file's p_vaddr. */
@@ -96,6 +72,9 @@ struct dwmod *dwmod__open(const char *name, int fd)
 		goto fail;
 	}
 	dwfl_report_end(d->dwfl, NULL, NULL);
+	/* The debug-info search reads its settings from here. */
+	dwfl_module_info(d->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = d;
 	elf = dwfl_module_getelf(d->mod, &d->bias);
 	if (!elf || !gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
 		goto fail;
@@ -105,7 +84,8 @@ fail:
 	return NULL;
 }
 
-struct dwmod *dwmod__open_mem(const char *name, const void *image, size_t len)
+struct dwmod *dwmod__open_mem(const char *name, const void *image, size_t len,
+			      const char *debuginfo_path)
 {
 	int fd = memfd_create("gaptrace-image", MFD_CLOEXEC);
 	size_t done = 0;
@@ -121,7 +101,7 @@ struct dwmod *dwmod__open_mem(const char *name, const void *image, size_t len)
 		}
 		done += (size_t)n;
 	}
-	return dwmod__open(name, fd);
+	return dwmod__open(name, fd, debuginfo_path);
 }
 
 void dwmod__free(struct dwmod *d)
@@ -133,6 +113,7 @@ void dwmod__free(struct dwmod *d)
 	for (size_t i = 0; i < d->ncut; i++)
 		free(d->cut[i]);
 	free(d->cut);
+	free(d->path);
 	free(d);
 }
 

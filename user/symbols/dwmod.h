@@ -21,12 +21,15 @@ struct dwmod;
 
 /*
  * Opens the object read through fd (consumed, also on failure); name is its
- * path as the process maps it (debug-link lookups are made from it).  NULL
- * when it is no ELF executable or shared object.
+ * path as the process maps it (debug-link lookups are made from it).
+ * debuginfo_path: where separate debug info is looked for, in dwfl's
+ * debuginfo_path syntax (":.debug:/usr/lib/debug"); NULL: dwfl's default;
+ * "none": nowhere.  NULL when it is no ELF executable or shared object.
  */
-struct dwmod *dwmod__open(const char *name, int fd);
+struct dwmod *dwmod__open(const char *name, int fd, const char *debuginfo_path);
 /* Same for an image in memory (the vDSO): copied. */
-struct dwmod *dwmod__open_mem(const char *name, const void *image, size_t len);
+struct dwmod *dwmod__open_mem(const char *name, const void *image, size_t len,
+			      const char *debuginfo_path);
 void dwmod__free(struct dwmod *d); /* NULL-safe */
 
 /*
@@ -48,11 +51,7 @@ bool dwmod__has_symtab(struct dwmod *d);
 /* True when DWARF was found (in the file or a separate debug file). */
 bool dwmod__has_dwarf(struct dwmod *d);
 
-/*
- * Where separate debug info is looked for: GAPTRACE_DEBUGINFO_PATH (dwfl's
- * debuginfo_path syntax, e.g. ":.debug:/usr/lib/debug"), read at the first
- * call; NULL when unset (dwfl's default); "none" turns it off.
- */
-const char *dwmod_debuginfo_path(void);
+/* The environment variable that sets debuginfo_path for the recorder and doctor. */
+#define DWMOD_PATH_ENV "GAPTRACE_DEBUGINFO_PATH"
 
 #endif /* GT_DWMOD_H */

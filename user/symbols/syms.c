@@ -99,6 +99,7 @@ struct syms_cache {
 	struct istr **strs;
 	size_t nstrs, strs_cap;
 	struct ksyms ksyms;
+	char *debuginfo_path; /* DWMOD_PATH_ENV at creation, NULL: unset */
 };
 
 /* First index of key's chain in m, or NONE. */
@@ -242,7 +243,7 @@ static struct elf_file *map__file_elf(struct syms_cache *c, uint32_t pid, const 
 	}
 	e = cache__add_elf(c, dev, m->inode, (uint64_t)st.st_size, elf__stat_mtime_ns(&st));
 	if (!err && !elf_file__load(e, h.elf))
-		e->dw = dwmod__open(m->module, fcntl(h.fd, F_DUPFD_CLOEXEC, 0));
+		e->dw = dwmod__open(m->module, fcntl(h.fd, F_DUPFD_CLOEXEC, 0), c->debuginfo_path);
 	if (!e->dw) {
 		gt_dbg("syms: no symbols from %s", m->module);
 		e->bad = true;
@@ -282,7 +283,7 @@ static struct elf_file *map__vdso_elf(struct syms_cache *c, uint32_t pid, const 
 	e = cache__add_elf(c, VDSO_DEV, hash, (uint64_t)n, 0);
 	elf = elf_memory(buf, (size_t)n);
 	if (elf && elf_kind(elf) == ELF_K_ELF && !elf_file__load(e, elf))
-		e->dw = dwmod__open_mem(m->module, buf, (size_t)n);
+		e->dw = dwmod__open_mem(m->module, buf, (size_t)n, c->debuginfo_path);
 	if (!e->dw)
 		e->bad = true;
 	if (elf)
@@ -529,8 +530,13 @@ static int ksyms__resolve(struct syms_cache *c, uint64_t ip, const char **name, 
 
 struct syms_cache *syms_cache__new(void)
 {
+	struct syms_cache *c = gt_xcalloc(1, sizeof(*c));
+	const char *path = getenv(DWMOD_PATH_ENV);
+
 	elf__init();
-	return gt_xcalloc(1, sizeof(struct syms_cache));
+	if (path && *path)
+		c->debuginfo_path = gt_xstrdup(path);
+	return c;
 }
 
 void syms_cache__free(struct syms_cache *c)
@@ -554,6 +560,7 @@ void syms_cache__free(struct syms_cache *c)
 	u64map_free(&c->str_index);
 	symtab__free(&c->ksyms.tab);
 	free(c->ksyms.mods);
+	free(c->debuginfo_path);
 	free(c);
 }
 

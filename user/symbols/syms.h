@@ -15,6 +15,10 @@
 
 struct syms_cache;
 
+/*
+ * GAPTRACE_DEBUGINFO_PATH, read here, says where separate debug info is
+ * looked for (dwfl's debuginfo_path syntax; "none": nowhere).
+ */
 struct syms_cache *syms_cache__new(void);
 void syms_cache__free(struct syms_cache *c); /* NULL-safe */
 
