@@ -246,3 +246,11 @@ bool dwmod__has_symtab(struct dwmod *d)
 	return elf_has_section(elf, SHT_SYMTAB, NULL) ||
 	       elf_has_section(elf, SHT_PROGBITS, ".gnu_debugdata");
 }
+
+const char *dwmod__debug_file(struct dwmod *d)
+{
+	const char *debugfile = NULL;
+
+	dwfl_module_info(d->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	return debugfile;
+}

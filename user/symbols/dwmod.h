@@ -50,6 +50,8 @@ int dwmod__inlines(struct dwmod *d, uint64_t vaddr, const char **names, int max)
 bool dwmod__has_symtab(struct dwmod *d);
 /* True when DWARF was found (in the file or a separate debug file). */
 bool dwmod__has_dwarf(struct dwmod *d);
+/* The separate debug file found (after dwmod__has_symtab or __has_dwarf), or NULL. */
+const char *dwmod__debug_file(struct dwmod *d);
 
 /* The environment variable that sets debuginfo_path for the recorder and doctor. */
 #define DWMOD_PATH_ENV "GAPTRACE_DEBUGINFO_PATH"
