@@ -156,7 +156,7 @@ static void check_debug_symbols(void)
 	syms_read_mappings((uint32_t)getpid(), lib_cb, &l);
 	for (size_t i = 0; i < GT_ARRAY_SIZE(l.path); i++) {
 		const char *base, *dbg;
-		char detail[PATH_MAX + 256], pkg[128], want[160];
+		char detail[PATH_MAX + 512], pkg[128], want[200];
 		struct dwmod *d;
 		bool sym, dwarf;
 
