@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "symbols/elf.h"
+#include "symbols/live.h"
 #include "symbols/syms.h"
 
 static char src[PATH_MAX]; /* the built program */
@@ -104,6 +105,20 @@ struct spin {
 	uint64_t pc;
 };
 
+struct in_exe {
+	const char *path;
+	uint64_t pc;
+	bool found;
+};
+
+static int in_exe_cb(const struct syms_mapping *m, void *ctx)
+{
+	struct in_exe *q = ctx;
+
+	q->found |= m->exec && !strcmp(m->path, q->path) && q->pc >= m->start && q->pc < m->end;
+	return 0;
+}
+
 /* Runs tmp/name until it spins, reads its program counter, leaves it running. */
 static void spin_start(struct spin *s, const char *name)
 {
@@ -128,13 +143,22 @@ static void spin_start(struct spin *s, const char *name)
 	assert_non_null(fgets(line, sizeof(line), f));
 	fclose(f);
 	assert_string_equal(line, "ready\n");
-	/* Past the call into the loop, which never ends. */
-	usleep(20000);
-	assert_int_equal(ptrace(PTRACE_ATTACH, s->pid, NULL, NULL), 0);
-	assert_int_equal(waitpid(s->pid, &st, 0), s->pid);
-	assert_int_equal(ptrace(PTRACE_GETREGS, s->pid, NULL, &regs), 0);
-	s->pc = regs.rip;
-	assert_int_equal(ptrace(PTRACE_DETACH, s->pid, NULL, NULL), 0);
+	/* Until it runs the loop (which never ends) in its own code, not still in libc. */
+	for (int i = 0; i < 500; i++) {
+		struct in_exe q = {.path = path};
+
+		usleep(i ? 10000 : 20000);
+		assert_int_equal(ptrace(PTRACE_ATTACH, s->pid, NULL, NULL), 0);
+		assert_int_equal(waitpid(s->pid, &st, 0), s->pid);
+		assert_int_equal(ptrace(PTRACE_GETREGS, s->pid, NULL, &regs), 0);
+		s->pc = regs.rip;
+		assert_int_equal(ptrace(PTRACE_DETACH, s->pid, NULL, NULL), 0);
+		q.pc = s->pc;
+		syms_read_mappings((uint32_t)s->pid, in_exe_cb, &q);
+		if (q.found)
+			return;
+	}
+	fail_msg("%s never ran its own code", path);
 }
 
 static void spin_stop(struct spin *s)
