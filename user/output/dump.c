@@ -17,8 +17,7 @@
 struct dump_sym {
 	uint64_t ip;
 	uint32_t pid;
-	uint32_t caller; /* inline chains: as a return address (GT_INLINE_CALLER) */
-	char *name;	 /* inline chains: "f [inlined];g [inlined]", innermost first */
+	char *name;
 };
 
 struct dump_stack {
@@ -36,8 +35,6 @@ struct dump_ctx {
 	size_t nstacks, stacks_cap;
 	struct dump_sym *syms;
 	size_t nsyms, syms_cap;
-	struct dump_sym *inls;
-	size_t ninls, inls_cap;
 };
 
 static int stack_cmp(const void *a, const void *b)
@@ -53,9 +50,7 @@ static int sym_cmp(const void *a, const void *b)
 
 	if (x->pid != y->pid)
 		return (x->pid > y->pid) - (x->pid < y->pid);
-	if (x->ip != y->ip)
-		return (x->ip > y->ip) - (x->ip < y->ip);
-	return (x->caller > y->caller) - (x->caller < y->caller);
+	return (x->ip > y->ip) - (x->ip < y->ip);
 }
 
 static int collect_stack(const struct capture_stack *s, void *ctx)
@@ -83,30 +78,9 @@ static int collect_sym(const struct capture_symbol *s, void *ctx)
 	sy = &d->syms[d->nsyms++];
 	sy->ip = s->ip;
 	sy->pid = s->pid;
-	sy->caller = 0;
 	sy->name = gt_xmalloc((size_t)s->name_len + 1);
 	memcpy(sy->name, s->name, s->name_len);
 	sy->name[s->name_len] = '\0';
-	return 0;
-}
-
-static int collect_inline(const struct capture_inline *in, void *ctx)
-{
-	struct dump_ctx *d = ctx;
-	struct dump_sym *sy;
-	size_t len = 0, off = 0;
-
-	gt_grow((void **)&d->inls, &d->inls_cap, d->ninls, sizeof(*d->inls));
-	sy = &d->inls[d->ninls++];
-	sy->ip = in->ip;
-	sy->pid = in->pid;
-	sy->caller = in->flags & GT_INLINE_CALLER;
-	for (uint8_t k = 0; k < in->n; k++)
-		len += in->name_len[k] + sizeof(" [inlined];");
-	sy->name = gt_xmalloc(len + 1);
-	for (uint8_t k = 0; k < in->n; k++)
-		off += (size_t)snprintf(sy->name + off, len + 1 - off, "%.*s [inlined];",
-					(int)in->name_len[k], in->name[k]);
 	return 0;
 }
 
@@ -124,12 +98,8 @@ static void print_frames(const struct dump_ctx *d, const char *what, int32_t id)
 	for (uint16_t i = 0; i < st->nr; i++) {
 		struct dump_sym skey = {.ip = st->ips[i], .pid = st->pid}, *sy;
 
-		struct dump_sym ikey = {.ip = st->ips[i], .pid = st->pid, .caller = i > 0}, *in;
-
-		in = bsearch(&ikey, d->inls, d->ninls, sizeof(*d->inls), sym_cmp);
 		sy = bsearch(&skey, d->syms, d->nsyms, sizeof(*d->syms), sym_cmp);
-		printf("%s%s%s", i ? ";" : "", in ? gt_clean(in->name) : "",
-		       sy && sy->name[0] ? gt_clean(sy->name) : "?");
+		printf("%s%s", i ? ";" : "", sy && sy->name[0] ? gt_clean(sy->name) : "?");
 	}
 }
 
@@ -304,10 +274,7 @@ int cmd_dump(int argc, char **argv)
 				capture__stacks(b.body, b.len, collect_stack, &d);
 			else if (b.type == GT_BLK_SYMBOLS)
 				capture__symbols(b.body, b.len, collect_sym, &d);
-			else if (b.type == GT_BLK_INLINES)
-				capture__inlines(b.body, b.len, collect_inline, &d);
 		}
-		gt_sort(d.inls, d.ninls, sizeof(*d.inls), sym_cmp);
 		gt_sort(d.stacks, d.nstacks, sizeof(*d.stacks), stack_cmp);
 		gt_sort(d.syms, d.nsyms, sizeof(*d.syms), sym_cmp);
 		capture__rewind(c);
@@ -321,10 +288,7 @@ int cmd_dump(int argc, char **argv)
 		free(d.stacks[i].ips);
 	for (size_t i = 0; i < d.nsyms; i++)
 		free(d.syms[i].name);
-	for (size_t i = 0; i < d.ninls; i++)
-		free(d.inls[i].name);
 	free(d.stacks);
 	free(d.syms);
-	free(d.inls);
 	return GT_EXIT_OK;
 }
