@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "support/u64map.h"
 #include "support/util.h"
 #include "symbols/dwmod.h"
 
@@ -27,6 +28,9 @@ struct dwmod {
 	GElf_Addr bias; /* module address - ELF vaddr (0 as reported) */
 	char **cut;	/* cut names, freed with d */
 	size_t ncut, cut_cap;
+	struct u64map cut_idx; /* dwfl's name pointer -> index in cut */
+	struct u64map best;    /* function address -> symbol index of its best alias */
+	bool best_done;
 };
 
 /* dwfl's standard search (build id, debuglink, debuginfod), unless turned off. */
@@ -113,6 +117,8 @@ void dwmod__free(struct dwmod *d)
 	for (size_t i = 0; i < d->ncut; i++)
 		free(d->cut[i]);
 	free(d->cut);
+	u64map_free(&d->cut_idx);
+	u64map_free(&d->best);
 	free(d->path);
 	free(d);
 }
@@ -135,14 +141,85 @@ static bool sym_is_func(const GElf_Sym *s, Elf *elf, GElf_Word shndx)
 static const char *cut_version(struct dwmod *d, const char *name)
 {
 	size_t len = strcspn(name, "@");
+	uint64_t i;
 
 	if (!name[len])
 		return name;
 	if (!len)
 		return NULL;
+	/* dwfl's strings stay put: one copy per name. */
+	if (u64map_get(&d->cut_idx, (uint64_t)(uintptr_t)name, &i))
+		return d->cut[i];
 	gt_grow((void **)&d->cut, &d->cut_cap, d->ncut, sizeof(*d->cut));
 	d->cut[d->ncut] = gt_xstrndup(name, len);
+	u64map_put(&d->cut_idx, (uint64_t)(uintptr_t)name, d->ncut);
 	return d->cut[d->ncut++];
+}
+
+static unsigned int sym_rank(const GElf_Sym *s)
+{
+	int bind = GELF_ST_BIND(s->st_info);
+
+	return bind == STB_GLOBAL || bind == STB_GNU_UNIQUE ? 2 : bind == STB_WEAK;
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Whether alias a names a function better than b (perf's choice: binding, fewer '_', shorter). */
+static bool better_alias(const char *a, const GElf_Sym *sa, const char *b, const GElf_Sym *sb)
+{
+	size_t la = strcspn(a, "@"), lb = strcspn(b, "@"), ua, ub;
+	int c;
+
+	if (sym_rank(sa) != sym_rank(sb))
+		return sym_rank(sa) > sym_rank(sb);
+	ua = leading_underscores(a);
+	ub = leading_underscores(b);
+	if (ua != ub)
+		return ua < ub;
+	if (la != lb)
+		return la < lb;
+	c = strncmp(a, b, la);
+	return c < 0;
+}
+
+/*
+ * One pass over the symbol table dwfl chose: the best of the aliases at each
+ * function address (a debug file's local __GI_ names lose to the exported
+ * ones the .dynsym knows), as the report's rules expect.
+ */
+static void best_aliases(struct dwmod *d)
+{
+	int n = dwfl_module_getsymtab(d->mod);
+
+	d->best_done = true;
+	for (int i = 1; i < n; i++) {
+		GElf_Addr addr, bias, oaddr;
+		GElf_Word shndx, oshndx;
+		GElf_Sym sym, osym;
+		const char *name, *oname;
+		Elf *elf, *oelf;
+		uint64_t j;
+
+		name = dwfl_module_getsym_info(d->mod, i, &sym, &addr, &shndx, &elf, &bias);
+		if (!name || !*name || *name == '@' || sym.st_shndx == SHN_UNDEF ||
+		    !sym_is_func(&sym, elf, shndx))
+			continue;
+		if (u64map_get(&d->best, addr, &j)) {
+			oname = dwfl_module_getsym_info(d->mod, (int)j, &osym, &oaddr, &oshndx,
+							&oelf, &bias);
+			if (oname && !better_alias(name, &sym, oname, &osym))
+				continue;
+		}
+		u64map_put(&d->best, addr, (uint64_t)i);
+	}
 }
 
 const char *dwmod__symbol(struct dwmod *d, uint64_t vaddr, uint64_t *start)
@@ -153,10 +230,22 @@ const char *dwmod__symbol(struct dwmod *d, uint64_t vaddr, uint64_t *start)
 	const char *name;
 	GElf_Sym sym;
 
+	uint64_t best;
+
 	name = dwfl_module_addrinfo(d->mod, addr, &off, &sym, &shndx, &elf, &sbias);
 	if (!name || !*name || !sym_is_func(&sym, elf, shndx) || off > vaddr)
 		return NULL;
 	*start = vaddr - off;
+	if (!d->best_done)
+		best_aliases(d);
+	if (u64map_get(&d->best, addr - off, &best)) {
+		GElf_Addr a;
+		const char *alias =
+		    dwfl_module_getsym_info(d->mod, (int)best, &sym, &a, &shndx, &elf, &sbias);
+
+		if (alias && *alias)
+			name = alias;
+	}
 	return cut_version(d, name);
 }
 
