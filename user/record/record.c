@@ -86,18 +86,25 @@ static void sink_task(void *ctx, uint32_t pid, bool exec)
 	r->rescan_at_ns = gt_now_mono_ns() + 20 * NSEC_PER_MSEC;
 }
 
-static int sink_inlines(void *ctx, uint32_t pid, uint64_t ip, bool caller, const char **names,
-			int max)
+static bool sink_inline_ref(void *ctx, uint32_t pid, uint64_t ip, bool caller, uint64_t ref[2])
 {
 	struct recorder *r = ctx;
 
-	return syms_cache__inlines(r->syms, pid, ip, caller, names, max);
+	return syms_cache__locate(r->syms, pid, ip, caller, ref);
+}
+
+static int sink_inline_names(void *ctx, const uint64_t ref[2], const char **names, int max)
+{
+	struct recorder *r = ctx;
+
+	return syms_cache__inlines_at(r->syms, ref, names, max);
 }
 
 static const struct record_sink_ops sink_ops = {
     .resolve = sink_resolve,
     .task = sink_task,
-    .inlines = sink_inlines,
+    .inline_ref = sink_inline_ref,
+    .inline_names = sink_inline_names,
 };
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -695,6 +702,7 @@ int cmd_record(int argc, char **argv)
 	poll_stats(&r, r.end_ns);
 	if (o.cmd && r.target_gone)
 		record__emit_threads(&r, r.pid);
+	record_sink__finish(&r.sink);
 	flush_all(&r);
 	record__write_counters(&r, GT_BLK_COUNTERS);
 	record__write_counters(&r, GT_BLK_END);

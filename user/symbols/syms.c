@@ -612,20 +612,42 @@ int syms_cache__resolve(struct syms_cache *c, uint32_t pid, uint64_t ip, const c
 	return 0;
 }
 
-int syms_cache__inlines(struct syms_cache *c, uint32_t pid, uint64_t ip, bool caller,
-			const char **names, int max)
+bool syms_cache__locate(struct syms_cache *c, uint32_t pid, uint64_t ip, bool caller,
+			uint64_t ref[2])
 {
 	const char *module;
 	struct elf_file *e;
 	uint64_t va;
 
-	if (!c || !pid || max <= 0 || (caller && !ip))
-		return 0;
+	if (!c || !pid || (caller && !ip))
+		return false;
 	/* A return address: the call lies just before it. */
-	if (caller)
-		ip--;
-	e = cache__object(c, pid, ip, false, &module, &va);
-	return e ? dwmod__inlines(e->dw, va, names, GT_MIN(max, DWMOD_MAX_INLINE)) : 0;
+	e = cache__object(c, pid, caller ? ip - 1 : ip, false, &module, &va);
+	if (!e)
+		return false;
+	/* Parsed objects live as long as the cache. */
+	ref[0] = (uint64_t)(uintptr_t)e;
+	ref[1] = va;
+	return true;
+}
+
+int syms_cache__inlines_at(struct syms_cache *c, const uint64_t ref[2], const char **names, int max)
+{
+	const struct elf_file *e = (const struct elf_file *)(uintptr_t)ref[0];
+
+	if (!c || !e || !e->dw || max <= 0)
+		return 0;
+	return dwmod__inlines(e->dw, ref[1], names, GT_MIN(max, DWMOD_MAX_INLINE));
+}
+
+int syms_cache__inlines(struct syms_cache *c, uint32_t pid, uint64_t ip, bool caller,
+			const char **names, int max)
+{
+	uint64_t ref[2];
+
+	if (!syms_cache__locate(c, pid, ip, caller, ref))
+		return 0;
+	return syms_cache__inlines_at(c, ref, names, max);
 }
 
 void syms_cache__forget(struct syms_cache *c, uint32_t pid)

@@ -46,6 +46,15 @@ int syms_cache__resolve(struct syms_cache *c, uint32_t pid, uint64_t ip, const c
  */
 int syms_cache__inlines(struct syms_cache *c, uint32_t pid, uint64_t ip, bool caller,
 			const char **names, int max);
+/*
+ * syms_cache__inlines in two steps, so the DWARF is read later (when the
+ * recording is over): locate notes where ip lies in ref (cheap; false when
+ * in no object), inlines_at reads the chain there, even once pid is gone.
+ */
+bool syms_cache__locate(struct syms_cache *c, uint32_t pid, uint64_t ip, bool caller,
+			uint64_t ref[2]);
+int syms_cache__inlines_at(struct syms_cache *c, const uint64_t ref[2], const char **names,
+			   int max);
 
 /* Reads the kernel's symbols (/proc/kallsyms) now instead of at the first kernel address. */
 void syms_cache__load_kernel(struct syms_cache *c);
