@@ -587,6 +587,18 @@ int cmd_record(int argc, char **argv)
 	__atomic_fetch_or(&r.skel->bss->target_bits[(uint32_t)r.pid / 64], 1ull << (r.pid & 63),
 			  __ATOMIC_SEQ_CST);
 
+	/*
+	 * The symbolizer keeps each mapped object (and its debug file) open:
+	 * allow what the hard limit allows, after the child got the usual one.
+	 */
+	{
+		struct rlimit rl;
+
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	r.syms = syms_cache__new();
 	if (o.dwarf)
 		r.unw = unwinder__new();
