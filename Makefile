@@ -195,6 +195,11 @@ $(OUTPUT)/tests/withfp: tests/data/nofp.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -fno-omit-frame-pointer $< -o $@
 $(OUTPUT)/tests/test_unwind $(OUTPUT)/asan/test_unwind: $(OUTPUT)/tests/nofp $(OUTPUT)/tests/withfp
+# test_syms_dwfl strips this one in every way (build-id tree, debuglink, MiniDebugInfo).
+$(OUTPUT)/tests/inline_spin: tests/data/inline_spin.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -Wl,--build-id $< -o $@
+$(OUTPUT)/tests/test_syms_dwfl $(OUTPUT)/asan/test_syms_dwfl: $(OUTPUT)/tests/inline_spin
 # test_fuzz_replay includes the analysis fuzzer's target to replay its inputs.
 $(OUTPUT)/tests/test_fuzz_replay $(OUTPUT)/asan/test_fuzz_replay: tests/fuzz/fuzz_analysis.c
 

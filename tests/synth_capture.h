@@ -28,7 +28,7 @@
 struct synth {
 	char path[64];
 	struct capture_writer *w;
-	struct capture_buf stacks, syms, probes, maps;
+	struct capture_buf stacks, syms, probes, maps, inl;
 	uint64_t end;
 	const char *end_gpu_source; /* END's gpu_source, as when the source changed */
 };
@@ -252,6 +252,9 @@ static inline void synth_close(struct synth *s)
 	if (s->syms.len)
 		assert_int_equal(
 		    capture_writer__block(s->w, GT_BLK_SYMBOLS, s->syms.data, s->syms.len), 0);
+	if (s->inl.len)
+		assert_int_equal(
+		    capture_writer__block(s->w, GT_BLK_INLINES, s->inl.data, s->inl.len), 0);
 	if (s->end_gpu_source)
 		capture_buf__kv(&end, "gpu_source", "%s", s->end_gpu_source);
 	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)s->end);
@@ -262,6 +265,7 @@ static inline void synth_close(struct synth *s)
 	capture_buf__free(&s->syms);
 	capture_buf__free(&s->probes);
 	capture_buf__free(&s->maps);
+	capture_buf__free(&s->inl);
 }
 
 /* The sum property, checked on every analysis: a gap's categories add up to it. */

@@ -1804,6 +1804,90 @@ static void test_symbols_malformed(void **state)
 	capture_buf__free(&b);
 }
 
+struct inl_seen {
+	struct capture_inline in[4];
+	char names[4][GT_CAP_MAX_INLINE][64];
+	int n;
+};
+
+static int collect_inline(const struct capture_inline *in, void *ctx)
+{
+	struct inl_seen *s = ctx;
+
+	if (s->n >= 4)
+		return 1;
+	s->in[s->n] = *in;
+	for (int k = 0; k < in->n; k++)
+		snprintf(s->names[s->n][k], 64, "%.*s", (int)in->name_len[k], in->name[k]);
+	s->n++;
+	return 0;
+}
+
+static void test_inlines_roundtrip(void **state)
+{
+	static const char *const two[] = {"crunch", "", "_ZN1a4stepEv"};
+	const char *many[GT_CAP_MAX_INLINE + 4];
+	struct capture_buf b = {};
+	struct inl_seen seen = {};
+
+	for (size_t i = 0; i < GT_ARRAY_SIZE(many); i++)
+		many[i] = "f";
+	/* Empty names are left out; no names, no entry. */
+	capture_buf__inline(&b, 0x401234, 7, GT_INLINE_CALLER, two, 3);
+	capture_buf__inline(&b, 0x401235, 7, 0, two + 1, 1);
+	capture_buf__inline(&b, 0x401236, 8, 0, many, GT_ARRAY_SIZE(many));
+	assert_int_equal(b.len % 8, 0);
+	assert_int_equal(capture__inlines(b.data, b.len, collect_inline, &seen), 0);
+	assert_int_equal(seen.n, 2);
+	assert_int_equal(seen.in[0].ip, 0x401234);
+	assert_int_equal(seen.in[0].pid, 7);
+	assert_int_equal(seen.in[0].flags, GT_INLINE_CALLER);
+	assert_int_equal(seen.in[0].n, 2);
+	assert_string_equal(seen.names[0][0], "crunch");
+	assert_string_equal(seen.names[0][1], "_ZN1a4stepEv");
+	assert_int_equal(seen.in[1].n, GT_CAP_MAX_INLINE);
+	assert_int_equal(seen.in[1].flags, 0);
+	assert_string_equal(capture__block_name(GT_BLK_INLINES), "INLINES");
+	capture_buf__free(&b);
+}
+
+static void test_inlines_malformed(void **state)
+{
+	static const char *const one[] = {"crunch"};
+	struct capture_buf b = {};
+	uint16_t v;
+
+	capture_buf__inline(&b, 1, 2, 0, one, 1);
+	/* 16 fixed + 2 + 6 = 24: no padding. */
+	assert_int_equal(b.len, 24);
+	assert_int_equal(capture__inlines(b.data, b.len, NULL, NULL), 0);
+	assert_int_equal(capture__inlines(b.data, 15, NULL, NULL), -1);
+	assert_int_equal(capture__inlines(b.data, 17, NULL, NULL), -1);
+	assert_int_equal(capture__inlines(b.data, 23, NULL, NULL), -1);
+	/* A name past the end, an empty one, an oversized one. */
+	v = 7;
+	memcpy(b.data + 16, &v, 2);
+	assert_int_equal(capture__inlines(b.data, b.len, NULL, NULL), -1);
+	v = 0;
+	memcpy(b.data + 16, &v, 2);
+	assert_int_equal(capture__inlines(b.data, b.len, NULL, NULL), -1);
+	v = 0xffff;
+	memcpy(b.data + 16, &v, 2);
+	assert_int_equal(capture__inlines(b.data, b.len, NULL, NULL), -1);
+	v = 6;
+	memcpy(b.data + 16, &v, 2);
+	/* n 0, n over the cap, n claiming a second name that is not there. */
+	b.data[12] = 0;
+	assert_int_equal(capture__inlines(b.data, b.len, NULL, NULL), -1);
+	b.data[12] = GT_CAP_MAX_INLINE + 1;
+	assert_int_equal(capture__inlines(b.data, b.len, NULL, NULL), -1);
+	b.data[12] = 2;
+	assert_int_equal(capture__inlines(b.data, b.len, NULL, NULL), -1);
+	b.data[12] = 1;
+	assert_int_equal(capture__inlines(b.data, b.len, NULL, NULL), 0);
+	capture_buf__free(&b);
+}
+
 static void test_mappings_malformed(void **state)
 {
 	struct capture_buf b = {};
@@ -1897,6 +1981,8 @@ int main(void)
 	    T(test_stacks_malformed),
 	    T(test_symbols_malformed),
 	    T(test_mappings_malformed),
+	    T(test_inlines_roundtrip),
+	    T(test_inlines_malformed),
 	    T(test_probes_malformed),
 	    T(test_block_name_all),
 	};

@@ -64,7 +64,23 @@ static void run_free(struct run *rn)
  *     (52, 58] samples in an unresolved libfoo frame cpu       6 ms
  *   [58, 60) on CPU, no sample                      cpu        2 ms
  */
-static void build(struct synth *s)
+/*
+ * The lock stack with inline chains: worker_main's call site (frame 1, a
+ * return address) lies in gpu_step inlined into it; a chain recorded for the
+ * same ip as a first frame must not be used there, nor one of another pid.
+ */
+static void add_inlines(struct synth *s)
+{
+	static const char *const caller[] = {"_ZN6prover3gpu4stepEv", "gpu_step"};
+	static const char *const leaf[] = {"wrong_leaf_chain"};
+	static const char *const other[] = {"wrong_pid_chain"};
+
+	capture_buf__inline(&s->inl, 0x400100, PID, GT_INLINE_CALLER, caller, 2);
+	capture_buf__inline(&s->inl, 0x400100, PID, 0, leaf, 1);
+	capture_buf__inline(&s->inl, 0x401000, PID + 1, 0, other, 1);
+}
+
+static void build_with(struct synth *s, void (*extra)(struct synth *s))
 {
 	static const uint64_t lock_ips[] = {0x401000, 0x400100};
 	static const char *const lock_names[] = {"_ZN6prover3gpu4Pool4lockEv", "worker_main"};
@@ -81,6 +97,8 @@ static void build(struct synth *s)
 	static const char *const foo_names[] = {NULL, "synth_main"};
 
 	synth_open(s);
+	if (extra)
+		extra(s);
 	synth_thread(s, 10, "gpu-worker");
 	synth_thread(s, 11, "lock-holder");
 	synth_thread(s, 12, "synth-0");
@@ -116,6 +134,11 @@ static void build(struct synth *s)
 	synth_off_k(s, 12, T0 + 50 * MS, 0, T0 + 52 * MS, GT_OFF_PREEMPTED, -1, 0, 0, 0, -1, -1);
 	for (int i = 53; i <= 58; i++)
 		synth_sample(s, 12, T0 + (uint64_t)i * MS, 5);
+}
+
+static void build(struct synth *s)
+{
+	build_with(s, NULL);
 }
 
 static const char *const all_lines =
@@ -650,14 +673,60 @@ static void test_flame_json_top_stacks(void **state)
 	flame__json_top_stacks(&j, scratch, rn.r, 1, 1);
 	json_obj_end(&j);
 	fclose(m);
-	assert_non_null(strstr(buf, "\"top_stacks\":[{\"category\":\"lock\",\"ns\":8000000,"
-				    "\"thread_name\":\"gpu-worker\",\"frames\":[\"__schedule_[k]\","
-				    "\"futex_wait_[k]\",\"entry_SYSCALL_64_[k]\","
-				    "\"prover::gpu::Pool::lock()\",\"worker_main\"]},"
+	assert_non_null(strstr(buf,
+			       "\"top_stacks\":[{\"category\":\"lock\",\"ns\":8000000,"
+			       "\"thread_name\":\"gpu-worker\",\"frames\":[\"__schedule_[k]\","
+			       "\"futex_wait_[k]\",\"entry_SYSCALL_64_[k]\","
+			       "\"prover::gpu::Pool::lock()\",\"worker_main\"],"
+			       "\"frame_info\":[{\"name\":\"__schedule_[k]\",\"inlined\":false},"));
+	assert_non_null(strstr(buf, "{\"name\":\"worker_main\",\"inlined\":false}]},"
 				    "{\"category\":\"cpu\",\"ns\":5000000,"));
 	assert_non_null(strstr(buf, "\"top_stacks\":[{\"category\":\"allocator\",\"ns\":10000000,"
 				    "\"thread_name\":\"gpu-worker\","
-				    "\"frames\":[\"[malloc_trim]\"]}]"));
+				    "\"frames\":[\"[malloc_trim]\"],\"frame_info\":[{\"name\":"
+				    "\"[malloc_trim]\",\"inlined\":false}]}]"));
+	free(buf);
+	flame__free(scratch);
+	run_free(&rn);
+}
+
+/* INLINES: folded stacks, the text summary and JSON show the inlined calls as frames. */
+static void test_flame_inline_frames(void **state)
+{
+	struct flame *scratch = flame__new();
+	struct flame_filter f;
+	const char *want;
+	struct synth s;
+	struct json j;
+	char *out, *buf = NULL;
+	size_t len = 0;
+	struct run rn;
+	FILE *m;
+
+	build_with(&s, add_inlines);
+	run_pieces(&s, &rn);
+	flame_filter__init(&f);
+	f.cat = GT_CAT_LOCK;
+	out = folded(&rn, &f);
+	want = "lock;[gpu-worker];worker_main;gpu_step [inlined];prover::gpu::step() [inlined];"
+	       "prover::gpu::Pool::lock();entry_SYSCALL_64_[k];futex_wait_[k];__schedule_[k] "
+	       "8000000\n";
+	assert_text(out, want);
+	free(out);
+
+	m = open_memstream(&buf, &len);
+	json_init(&j, m, false);
+	json_obj_begin(&j);
+	flame__json_top_stacks(&j, scratch, rn.r, 0, 1);
+	json_obj_end(&j);
+	fclose(m);
+	assert_non_null(strstr(buf,
+			       "\"prover::gpu::Pool::lock()\",\"prover::gpu::step() [inlined]\","
+			       "\"gpu_step [inlined]\",\"worker_main\"]"));
+	assert_non_null(strstr(buf, "{\"name\":\"prover::gpu::step()\",\"inlined\":true},"
+				    "{\"name\":\"gpu_step\",\"inlined\":true},"
+				    "{\"name\":\"worker_main\",\"inlined\":false}]"));
+	assert_null(strstr(buf, "wrong_"));
 	free(buf);
 	flame__free(scratch);
 	run_free(&rn);
@@ -677,6 +746,7 @@ int main(void)
 	    cmocka_unit_test(test_flame_node_limit),
 	    cmocka_unit_test(test_flame_top_stacks),
 	    cmocka_unit_test(test_flame_json_top_stacks),
+	    cmocka_unit_test(test_flame_inline_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

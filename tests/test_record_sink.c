@@ -48,7 +48,7 @@ struct fx {
 	struct capture_writer *w;
 	struct record_sink sink;
 	/* fakes' call log */
-	unsigned resolves, tasks;
+	unsigned resolves, tasks, inline_refs, inline_reads;
 	uint32_t task_pid;
 	bool task_exec;
 	/* the capture read back */
@@ -58,6 +58,9 @@ struct fx {
 	size_t nstacks;
 	struct out_symbol syms[MAX_OUT];
 	size_t nsyms;
+	struct capture_inline inl[MAX_OUT];
+	char inl_names[MAX_OUT][GT_CAP_MAX_INLINE][32];
+	size_t ninl;
 };
 
 /* Feeds the frames of a BPF stack id, as the kernel sends them when it makes the id. */
@@ -115,9 +118,40 @@ static void fake_task(void *ctx, uint32_t pid, bool exec)
 	f->task_exec = exec;
 }
 
+/* Where a frame lies: the fake keeps (ip, caller) and knows two chains. */
+static bool fake_inline_ref(void *ctx, uint32_t pid, uint64_t ip, bool caller, uint64_t ref[2])
+{
+	struct fx *f = ctx;
+
+	f->inline_refs++;
+	ref[0] = ip;
+	ref[1] = caller;
+	return pid == 100;
+}
+
+static int fake_inline_names(void *ctx, const uint64_t ref[2], const char **names, int max)
+{
+	struct fx *f = ctx;
+
+	f->inline_reads++;
+	assert_true(max >= 2);
+	if (ref[0] == USER_IP0 && !ref[1]) {
+		names[0] = "inl_a";
+		names[1] = "inl_b";
+		return 2;
+	}
+	if (ref[0] == USER_IP1 && ref[1]) {
+		names[0] = "inl_c";
+		return 1;
+	}
+	return 0;
+}
+
 static const struct record_sink_ops fake_ops = {
     .resolve = fake_resolve,
     .task = fake_task,
+    .inline_ref = fake_inline_ref,
+    .inline_names = fake_inline_names,
 };
 
 static int fx_setup(void **state)
@@ -195,6 +229,18 @@ static int on_symbol(const struct capture_symbol *s, void *ctx)
 	return 0;
 }
 
+static int on_inline(const struct capture_inline *in, void *ctx)
+{
+	struct fx *f = ctx;
+
+	assert_true(f->ninl < MAX_OUT);
+	f->inl[f->ninl] = *in;
+	for (uint8_t k = 0; k < in->n; k++)
+		snprintf(f->inl_names[f->ninl][k], 32, "%.*s", in->name_len[k], in->name[k]);
+	f->ninl++;
+	return 0;
+}
+
 /* Flushes the sink, closes the writer and reads everything back. */
 static void read_back(struct fx *f)
 {
@@ -214,6 +260,8 @@ static void read_back(struct fx *f)
 			assert_int_equal(capture__stacks(b.body, b.len, on_stack, f), 0);
 		else if (b.type == GT_BLK_SYMBOLS)
 			assert_int_equal(capture__symbols(b.body, b.len, on_symbol, f), 0);
+		else if (b.type == GT_BLK_INLINES)
+			assert_int_equal(capture__inlines(b.body, b.len, on_inline, f), 0);
 	}
 	assert_int_equal(capture__nwarnings(c), 0);
 	capture__close(c);
@@ -303,6 +351,37 @@ static void test_offcpu_with_stacks(void **state)
 }
 
 /* A sample's missing user stack passes through; an id whose frames never came becomes -1. */
+/*
+ * Inline chains: each user frame located once per (pid, ip, position) while
+ * recording, its DWARF read only by record_sink__finish; the first frame as
+ * itself, later ones as return addresses (GT_INLINE_CALLER); kernel frames never.
+ */
+static void test_inlines_deferred(void **state)
+{
+	static const uint64_t swapped[] = {USER_IP1, USER_IP0};
+	struct fx *f = *state;
+
+	feed_stacks_7_9(f);
+	feed_stack(f, 8, 100, false, swapped, 2);
+	feed_stack(f, 10, 100, false, user_ips, 2); /* frames seen before: noted already */
+	assert_int_equal(f->inline_refs, 4);
+	assert_int_equal(f->inline_reads, 0);
+	record_sink__finish(&f->sink);
+	assert_int_equal(f->inline_reads, 4);
+	read_back(f);
+	assert_int_equal(f->ninl, 2);
+	assert_int_equal(f->inl[0].ip, USER_IP0);
+	assert_int_equal(f->inl[0].pid, 100);
+	assert_int_equal(f->inl[0].flags, 0);
+	assert_int_equal(f->inl[0].n, 2);
+	assert_string_equal(f->inl_names[0][0], "inl_a");
+	assert_string_equal(f->inl_names[0][1], "inl_b");
+	assert_int_equal(f->inl[1].ip, USER_IP1);
+	assert_int_equal(f->inl[1].flags, GT_INLINE_CALLER);
+	assert_int_equal(f->inl[1].n, 1);
+	assert_string_equal(f->inl_names[1][0], "inl_c");
+}
+
 static void test_sample(void **state)
 {
 	struct fx *f = *state;
@@ -541,6 +620,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_offcpu_with_stacks, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_inlines_deferred, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_sample, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_stack_ids_resent_and_late, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_batch_split, fx_setup, fx_teardown),

@@ -78,6 +78,14 @@ static int on_probe(const struct capture_probe *p, void *ctx)
 	return 0;
 }
 
+static int on_inline(const struct capture_inline *in, void *ctx)
+{
+	for (uint8_t k = 0; k < in->n; k++)
+		touch(in->name[k], in->name_len[k]);
+	sink += in->ip + in->pid + in->flags;
+	return 0;
+}
+
 /* Every parser on every body, whatever its type: the parsers must hold on any bytes. */
 static void parse_all(const void *body, size_t len)
 {
@@ -88,6 +96,7 @@ static void parse_all(const void *body, size_t len)
 	sink += (uint64_t)capture__mappings(body, len, on_mapping, NULL);
 	sink += (uint64_t)capture__probes(body, len, on_probe, NULL);
 	sink += (uint64_t)capture__gpu_ops(body, len, on_event, NULL);
+	sink += (uint64_t)capture__inlines(body, len, on_inline, NULL);
 }
 
 static void walk(struct capture *c)
@@ -199,6 +208,7 @@ static int write_seed(const char *dir, const char *name, bool full)
 	static const char *const kv[] = {"host=seed", "kernel=6.18.0", "cmdline=prover -x"};
 	static const uint64_t ips[] = {0x401000, 0x401234};
 	static const uint8_t bid[20] = {0xde, 0xad, 0xbe, 0xef};
+	static const char *const inl[] = {"crunch", "_ZN1a4stepEv"};
 	struct capture_buf b = {};
 	struct capture_writer *w;
 	struct gt_offcpu off = {.hdr = {.type = GT_REC_OFFCPU, .size = sizeof(off)}};
@@ -234,6 +244,9 @@ static int write_seed(const char *dir, const char *name, bool full)
 		capture_buf__reset(&b);
 		capture_buf__symbol(&b, 0x401234, 42, 4, "main", "/bin/p");
 		ret |= capture_writer__block(w, GT_BLK_SYMBOLS, b.data, b.len);
+		capture_buf__reset(&b);
+		capture_buf__inline(&b, 0x401234, 42, GT_INLINE_CALLER, inl, 2);
+		ret |= capture_writer__block(w, GT_BLK_INLINES, b.data, b.len);
 		capture_buf__reset(&b);
 		capture_buf__mapping(&b, 42, 0x400000, 0x500000, 0, bid, 20, "/bin/p");
 		ret |= capture_writer__block(w, GT_BLK_MAPPINGS, b.data, b.len);

@@ -28,20 +28,28 @@ static void fill_threads(struct model *m, struct an_result *r)
 }
 
 int an_result__stack(const struct an_result *r, int32_t stack_id,
-		     void (*cb)(const char *name, const char *module, uint64_t ip, void *ctx),
+		     void (*cb)(const char *name, const char *module, uint64_t ip, bool inlined,
+				void *ctx),
 		     void *ctx)
 {
 	const struct model *m = r->model;
 	const struct m_stack *st = m ? model__stack(m, stack_id) : NULL;
+	int n = 0;
 
 	if (!st)
 		return 0;
 	for (uint16_t i = 0; i < st->nr; i++) {
 		const struct m_sym *s = model__sym(m, st->pid, st->ips[i]);
+		const struct m_inline *in =
+		    st->kernel ? NULL : model__inline(m, st->pid, st->ips[i], i > 0);
 
-		cb(s ? s->name : NULL, s ? s->module : NULL, st->ips[i], ctx);
+		/* The calls inlined there come first: they are nearer the leaf. */
+		for (uint8_t k = 0; in && k < in->n; k++, n++)
+			cb(in->names[k], s ? s->module : NULL, st->ips[i], true, ctx);
+		cb(s ? s->name : NULL, s ? s->module : NULL, st->ips[i], false, ctx);
+		n++;
 	}
-	return st->nr;
+	return n;
 }
 
 const char *an_result__probe_name(const struct an_result *r, uint32_t func_id)

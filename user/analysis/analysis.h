@@ -26,10 +26,13 @@ void an_result__free(struct an_result *r);
 const char *an_result__thread_name(const struct an_result *r, uint32_t tid);
 /*
  * Frames of a stack id, leaf first: cb(name, module) per frame; name is NULL
- * when unresolved (module may still be known).  Returns the frame count.
+ * when unresolved (module may still be known).  A function inlined at a
+ * frame's address is a frame of its own (inlined true, the same ip), ahead
+ * of the function it was inlined into.  Returns the frame count.
  */
 int an_result__stack(const struct an_result *r, int32_t stack_id,
-		     void (*cb)(const char *name, const char *module, uint64_t ip, void *ctx),
+		     void (*cb)(const char *name, const char *module, uint64_t ip, bool inlined,
+				void *ctx),
 		     void *ctx);
 /* Name of a probe id ("malloc_trim"), or NULL. */
 const char *an_result__probe_name(const struct an_result *r, uint32_t func_id);

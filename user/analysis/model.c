@@ -42,6 +42,20 @@ const struct m_sym *model__sym(const struct model *m, uint32_t pid, uint64_t ip)
 	return &m->syms[idx];
 }
 
+uint64_t model__inline_key(uint32_t pid, uint64_t ip, bool caller)
+{
+	return gt_hash64(&ip, sizeof(ip), (uint64_t)pid | (caller ? 3ULL << 32 : 2ULL << 32));
+}
+
+const struct m_inline *model__inline(const struct model *m, uint32_t pid, uint64_t ip, bool caller)
+{
+	uint64_t idx;
+
+	if (!m->ninls || !u64map_get(&m->inl_idx, model__inline_key(pid, ip, caller), &idx))
+		return NULL;
+	return &m->inls[idx];
+}
+
 const struct m_stack *model__stack(const struct model *m, int32_t id)
 {
 	uint64_t idx;
@@ -96,6 +110,13 @@ void model__free(struct model *m)
 	}
 	free(m->syms);
 	u64map_free(&m->sym_idx);
+	for (size_t i = 0; i < m->ninls; i++) {
+		for (uint8_t k = 0; k < m->inls[i].n; k++)
+			free(m->inls[i].names[k]);
+		free(m->inls[i].names);
+	}
+	free(m->inls);
+	u64map_free(&m->inl_idx);
 	for (size_t i = 0; i < m->nprobes; i++)
 		free(m->probes[i].name);
 	free(m->probes);

@@ -110,6 +110,12 @@ struct m_sym {
 	uint32_t off;
 };
 
+/* The calls inlined at an address (INLINES), innermost first. */
+struct m_inline {
+	char **names;
+	uint8_t n;
+};
+
 struct m_probe {
 	uint32_t func_id;
 	char *name;
@@ -159,6 +165,9 @@ struct model {
 	struct m_sym *syms;
 	size_t nsyms, syms_cap;
 	struct u64map sym_idx; /* hash(pid, ip) -> index */
+	struct m_inline *inls;
+	size_t ninls, inls_cap;
+	struct u64map inl_idx; /* model__inline_key -> index */
 
 	struct m_probe *probes;
 	size_t nprobes, probes_cap;
@@ -226,6 +235,9 @@ void classify__note_futex(struct model *m, const struct gt_offcpu *o);
 struct m_thread *model__thread(struct model *m, uint32_t tid, bool create);
 uint64_t model__sym_key(uint32_t pid, uint64_t ip); /* key of sym_idx */
 const struct m_sym *model__sym(const struct model *m, uint32_t pid, uint64_t ip);
+uint64_t model__inline_key(uint32_t pid, uint64_t ip, bool caller); /* key of inl_idx */
+/* The inline chain of ip as a stack's first frame or (caller) a later one, or NULL. */
+const struct m_inline *model__inline(const struct model *m, uint32_t pid, uint64_t ip, bool caller);
 const struct m_stack *model__stack(const struct model *m, int32_t id);
 const struct m_probe *model__probe(const struct model *m, uint32_t func_id);
 const struct m_launch *model__launch(const struct model *m, uint64_t op_id);

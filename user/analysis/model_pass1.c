@@ -369,6 +369,27 @@ static int sym_cb(const struct capture_symbol *s, void *ctx)
 	return 0;
 }
 
+static int inline_cb(const struct capture_inline *in, void *ctx)
+{
+	struct model *m = ctx;
+	uint64_t key, idx;
+	struct m_inline *mi;
+
+	if (!in->pid)
+		return 0;
+	key = model__inline_key(in->pid, in->ip, in->flags & GT_INLINE_CALLER);
+	if (u64map_get(&m->inl_idx, key, &idx))
+		return 0;
+	gt_grow((void **)&m->inls, &m->inls_cap, m->ninls, sizeof(*m->inls));
+	mi = &m->inls[m->ninls];
+	mi->n = in->n;
+	mi->names = gt_xmalloc(in->n * sizeof(*mi->names));
+	for (uint8_t k = 0; k < in->n; k++)
+		mi->names[k] = gt_xstrndup(in->name[k], in->name_len[k]);
+	u64map_put(&m->inl_idx, key, m->ninls++);
+	return 0;
+}
+
 static int probe_cb(const struct capture_probe *pr, void *ctx)
 {
 	struct model *m = ctx;
@@ -544,6 +565,9 @@ int model__pass1(struct capture *c, struct model *m, struct an_result *r)
 			break;
 		case GT_BLK_SYMBOLS:
 			capture__symbols(b.body, b.len, sym_cb, m);
+			break;
+		case GT_BLK_INLINES:
+			capture__inlines(b.body, b.len, inline_cb, m);
 			break;
 		case GT_BLK_COUNTERS:
 			capture__kv(b.body, b.len, counters_cb, r);

@@ -58,6 +58,17 @@
  *             GT_CAP_GPU_MAX_CTX contexts per block; every block decodes
  *             alone.  A 1.0 reader skips the block as unknown type 8: it
  *             sees no GPU operation.
+ *   INLINES   (since 1.2) the inlined calls at an address, for the SYMBOLS
+ *             entry of the same (pid, ip): u64 ip | u32 pid | u8 n |
+ *             u8 flags (GT_INLINE_*) | u16 0 | n times (u16 len | name) |
+ *             pad to 8.  Names innermost first; the function they were
+ *             inlined into is the SYMBOLS name and is not repeated.  1 <= n
+ *             <= GT_CAP_MAX_INLINE, 1 <= len <= GT_CAP_MAX_STRING - 1.
+ *             GT_INLINE_CALLER: the chain of ip as a return address (stack
+ *             frames past the first, looked up at ip - 1); else as the
+ *             first frame.  An address may have one entry of each.  A 1.1
+ *             reader skips the block as unknown type 9: it shows no inline
+ *             frames.
  * Later blocks of the same kind add to earlier ones; for COUNTERS the last
  * value of a key wins.  END marks a clean stop.
  */
@@ -69,7 +80,7 @@
 #include <stdint.h>
 
 #define GT_CAP_MAJOR 1
-#define GT_CAP_MINOR 1 /* 1: GPU_OPS blocks */
+#define GT_CAP_MINOR 2 /* 1: GPU_OPS blocks; 2: INLINES blocks */
 #define GT_CAP_BOM   0x1A2B3C4DU
 
 #define GT_CAP_BLOCK_HEAD   16
@@ -80,6 +91,7 @@
 #define GT_CAP_MAX_STRING   4096	/* any string field */
 #define GT_CAP_EVENTS_FLUSH (1U << 20)	/* writer flushes EVENTS at this size */
 #define GT_CAP_GPU_MAX_CTX  4096	/* contexts (kind, device, stream) per GPU_OPS block */
+#define GT_CAP_MAX_INLINE   16		/* inlined calls of one INLINES entry */
 
 enum gt_block_type {
 	GT_BLK_HEADER = 0x0A0D0D0A,
@@ -91,7 +103,10 @@ enum gt_block_type {
 	GT_BLK_PROBES = 6,
 	GT_BLK_END = 7,
 	GT_BLK_GPU_OPS = 8,
+	GT_BLK_INLINES = 9,
 };
+
+#define GT_INLINE_CALLER 0x1 /* INLINES entry of a return address */
 
 #define GT_STACK_KERNEL 0x1
 #define GT_STACK_DWARF	0x2 /* unwound from a stack snapshot with DWARF CFI */
@@ -149,6 +164,9 @@ void capture_buf__stack_flags(struct capture_buf *b, int32_t stack_id, uint32_t 
 			      const uint64_t *ips, uint16_t nr);
 void capture_buf__symbol(struct capture_buf *b, uint64_t ip, uint32_t pid, uint32_t sym_off,
 			 const char *name, const char *module);
+/* An INLINES entry: n (capped at GT_CAP_MAX_INLINE) names, innermost first; none for n 0. */
+void capture_buf__inline(struct capture_buf *b, uint64_t ip, uint32_t pid, uint8_t flags,
+			 const char *const *names, size_t n);
 void capture_buf__mapping(struct capture_buf *b, uint32_t pid, uint64_t start, uint64_t end,
 			  uint64_t pgoff, const uint8_t *build_id, uint8_t build_id_len,
 			  const char *path);
@@ -264,6 +282,18 @@ struct capture_symbol {
 };
 int capture__symbols(const void *body, size_t len,
 		     int (*cb)(const struct capture_symbol *s, void *ctx), void *ctx);
+
+struct capture_inline {
+	uint64_t ip;
+	uint32_t pid;
+	uint8_t flags; /* GT_INLINE_* */
+	uint8_t n;
+	const char *name[GT_CAP_MAX_INLINE]; /* not NUL-terminated: use name_len */
+	uint16_t name_len[GT_CAP_MAX_INLINE];
+};
+/* -1 on a malformed body: n 0 or over the cap, an empty or oversized name, or past the end. */
+int capture__inlines(const void *body, size_t len,
+		     int (*cb)(const struct capture_inline *in, void *ctx), void *ctx);
 
 struct capture_mapping {
 	uint64_t start, end, pgoff;

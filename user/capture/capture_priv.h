@@ -33,10 +33,11 @@
 #define HDR_LENGTHS   "%s: capture header is damaged (inconsistent lengths): the file cannot be read"
 
 /* Fixed bytes at the start of each entry kind (capture.h). */
-#define SYM_FIXED   20
-#define MAP_FIXED   56
-#define PROBE_FIXED 16
-#define STACK_FIXED 16
+#define SYM_FIXED    20
+#define INLINE_FIXED 16
+#define MAP_FIXED    56
+#define PROBE_FIXED  16
+#define STACK_FIXED  16
 
 static inline uint64_t round8(uint64_t n)
 {

@@ -92,6 +92,36 @@ void capture_buf__symbol(struct capture_buf *b, uint64_t ip, uint32_t pid, uint3
 	buf_pad8(b, start);
 }
 
+void capture_buf__inline(struct capture_buf *b, uint64_t ip, uint32_t pid, uint8_t flags,
+			 const char *const *names, size_t n)
+{
+	size_t start = b->len, k = 0;
+	uint8_t *p, len[2];
+
+	for (size_t i = 0; i < n; i++)
+		k += str_len(names[i]) > 0;
+	k = GT_MIN(k, (size_t)GT_CAP_MAX_INLINE);
+	if (!k)
+		return;
+	p = buf_grow(b, INLINE_FIXED);
+	memset(p, 0, INLINE_FIXED);
+	put_u64(p, ip);
+	put_u32(p + 8, pid);
+	p[12] = (uint8_t)k;
+	p[13] = flags;
+	for (size_t i = 0, put = 0; i < n && put < k; i++) {
+		uint16_t l = str_len(names[i]);
+
+		if (!l)
+			continue;
+		put_u16(len, l);
+		buf_put(b, len, 2);
+		buf_put(b, names[i], l);
+		put++;
+	}
+	buf_pad8(b, start);
+}
+
 void capture_buf__mapping(struct capture_buf *b, uint32_t pid, uint64_t start, uint64_t end,
 			  uint64_t pgoff, const uint8_t *build_id, uint8_t build_id_len,
 			  const char *path)
@@ -297,6 +327,44 @@ int capture__symbols(const void *body, size_t len,
 	return 0;
 }
 
+int capture__inlines(const void *body, size_t len,
+		     int (*cb)(const struct capture_inline *in, void *ctx), void *ctx)
+{
+	const uint8_t *p = body;
+	struct capture_inline in;
+	size_t off = 0, pos;
+	int ret;
+
+	while (off < len) {
+		if (len - off < INLINE_FIXED)
+			return -1;
+		in.ip = get_u64(p + off);
+		in.pid = get_u32(p + off + 8);
+		in.n = p[off + 12];
+		in.flags = p[off + 13];
+		if (!in.n || in.n > GT_CAP_MAX_INLINE)
+			return -1;
+		pos = off + INLINE_FIXED;
+		for (uint8_t i = 0; i < in.n; i++) {
+			if (len - pos < 2)
+				return -1;
+			in.name_len[i] = get_u16(p + pos);
+			pos += 2;
+			if (!in.name_len[i] || in.name_len[i] > STR_MAX ||
+			    len - pos < in.name_len[i])
+				return -1;
+			in.name[i] = (const char *)p + pos;
+			pos += in.name_len[i];
+		}
+		if (!entry_size(len - off, pos - off, 0))
+			return -1;
+		if (cb && (ret = cb(&in, ctx)))
+			return ret;
+		off += entry_size(len - off, pos - off, 0);
+	}
+	return 0;
+}
+
 int capture__mappings(const void *body, size_t len,
 		      int (*cb)(const struct capture_mapping *m, void *ctx), void *ctx)
 {
@@ -380,6 +448,8 @@ const char *capture__block_name(uint32_t type)
 		return "END";
 	case GT_BLK_GPU_OPS:
 		return "GPU_OPS";
+	case GT_BLK_INLINES:
+		return "INLINES";
 	default:
 		return "unknown";
 	}

@@ -11,7 +11,9 @@
  * - category: "lock", "allocator", ... (gt_cat_names), the piece's category.
  * - [thread]: the comm of the thread whose time it is ("[gpu-worker]"); on a
  *   critical path that is the waker whose work explains the wait.
- * - user frames demangled (C++, Rust legacy and v0); an unresolved frame is
+ * - user frames demangled (C++, Rust legacy and v0); a function inlined into
+ *   its caller is a frame of its own, "name [inlined]", above the caller's
+ *   (the capture's INLINES); an unresolved frame is
  *   "[module+0xOFF]" (file offset, when the capture's mappings cover it),
  *   "[module]" or "[unknown]"; kernel frames end in "_[k]".
  * - [kind]: a piece without a stack gets one synthetic frame naming what it
@@ -142,7 +144,11 @@ enum flame_frame_kind {
 	FLAME_FRAME_KERNEL,	  /* "schedule_[k]" */
 	FLAME_FRAME_UNRESOLVED,	  /* "[libcuda.so.1+0x1234]", "[unknown]" */
 	FLAME_FRAME_SYNTHETIC,	  /* "[run queue]", "[malloc_trim]", ... */
+	FLAME_FRAME_INLINED,	  /* "crunch [inlined]": a user function inlined into its caller */
 };
+
+/* Suffix of an inlined frame's name. */
+#define FLAME_INLINED_SUFFIX " [inlined]"
 
 /* A distinct stack (a node with its own weight), for top-N lists. */
 struct flame_stack {
@@ -187,7 +193,8 @@ void flame__print_top_stacks(FILE *f, const struct an_result *r, size_t per_cat)
 /*
  * JSON: writes key "top_stacks" with the n heaviest stacks of gap index gap:
  * [{"category", "ns", "thread_name", "frames": [leaf first, demangled,
- * category and thread left out]}].  scratch is a flame reused across gaps
+ * category and thread left out], "frame_info": [the same frames as
+ * {"name", "inlined"}: name without the " [inlined]" suffix]}].  scratch is a flame reused across gaps
  * (cleared here), so a loop over all gaps costs O(pieces).
  */
 void flame__json_top_stacks(struct json *j, struct flame *scratch, const struct an_result *r,

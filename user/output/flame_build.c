@@ -86,10 +86,11 @@ struct resolve_ctx {
 };
 
 static uint32_t frame_name(struct flame *fl, const char *name, const char *module, uint64_t ip,
-			   bool kernel)
+			   bool kernel, bool inlined)
 {
 	char buf[FLAME_MAX_NAME + 64];
-	uint64_t key = (uint64_t)(uintptr_t)name ^ (kernel ? 1ULL << 63 : 0);
+	uint64_t key =
+	    (uint64_t)(uintptr_t)name ^ (kernel ? 1ULL << 63 : 0) ^ (inlined ? 1ULL << 62 : 0);
 	uint32_t id;
 
 	if (name) {
@@ -100,9 +101,14 @@ static uint32_t frame_name(struct flame *fl, const char *name, const char *modul
 			return id;
 		d = gt_demangle(name);
 		snprintf(buf, sizeof(buf), "%.*s%s", FLAME_MAX_NAME, d ? d : name,
-			 kernel ? "_[k]" : "");
+			 kernel	   ? "_[k]"
+			 : inlined ? FLAME_INLINED_SUFFIX
+				   : "");
 		free(d);
-		id = flame__intern(fl, buf, kernel ? FLAME_FRAME_KERNEL : FLAME_FRAME_USER);
+		id = flame__intern(fl, buf,
+				   kernel    ? FLAME_FRAME_KERNEL
+				   : inlined ? FLAME_FRAME_INLINED
+					     : FLAME_FRAME_USER);
 		u64map_put(&fl->sym_idx, key, id);
 		return id;
 	}
@@ -135,7 +141,7 @@ static bool tracer_frame(const char *name)
 	return false;
 }
 
-static void resolve_cb(const char *name, const char *module, uint64_t ip, void *ctx)
+static void resolve_cb(const char *name, const char *module, uint64_t ip, bool inlined, void *ctx)
 {
 	struct resolve_ctx *rc = ctx;
 
@@ -143,7 +149,7 @@ static void resolve_cb(const char *name, const char *module, uint64_t ip, void *
 	if (rc->kernel && !rc->n && name && tracer_frame(name))
 		return;
 	if (rc->n < FLAME_MAX_DEPTH)
-		rc->ids[rc->n++] = frame_name(rc->fl, name, module, ip, rc->kernel);
+		rc->ids[rc->n++] = frame_name(rc->fl, name, module, ip, rc->kernel, inlined);
 }
 
 /* Frames of a stack id, root first, from the per-result cache. */

@@ -155,14 +155,15 @@ size_t flame_stack__summary(const struct flame_stack *s, const char **out, size_
 	if (!max || s->nframes < 2)
 		return 0;
 	for (size_t i = 2; i < s->nframes; i++)
-		users += s->kinds[i] == FLAME_FRAME_USER;
+		users += s->kinds[i] == FLAME_FRAME_USER || s->kinds[i] == FLAME_FRAME_INLINED;
 	/* A synthetic leaf says what the time was ("[run queue]"): keep it first. */
 	if (s->kinds[s->nframes - 1] == FLAME_FRAME_SYNTHETIC)
 		out[n++] = s->frames[s->nframes - 1];
 	for (size_t i = s->nframes; i-- > 2 && n < max;) {
 		unsigned k = s->kinds[i];
 
-		if (k == (users ? FLAME_FRAME_USER : FLAME_FRAME_KERNEL))
+		if (k == (users ? FLAME_FRAME_USER : FLAME_FRAME_KERNEL) ||
+		    (users && k == FLAME_FRAME_INLINED))
 			out[n++] = s->frames[i];
 	}
 	return n;
@@ -300,6 +301,24 @@ static void json_top_cb(const struct flame_stack *s, void *ctx)
 	json_arr_begin(j);
 	for (size_t i = s->nframes; i-- > first;)
 		json_str(j, s->frames[i]);
+	json_arr_end(j);
+	/* Added in 1.2 beside "frames" (whose strings stay as they were). */
+	json_key(j, "frame_info");
+	json_arr_begin(j);
+	for (size_t i = s->nframes; i-- > first;) {
+		bool inl = s->kinds[i] == FLAME_FRAME_INLINED;
+		size_t len = strlen(s->frames[i]);
+		char *name;
+
+		if (inl)
+			len -= strlen(FLAME_INLINED_SUFFIX);
+		name = gt_xstrndup(s->frames[i], len);
+		json_obj_begin(j);
+		json_kstr(j, "name", name);
+		json_kbool(j, "inlined", inl);
+		json_obj_end(j);
+		free(name);
+	}
 	json_arr_end(j);
 	json_obj_end(j);
 }

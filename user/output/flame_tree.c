@@ -32,6 +32,9 @@ static enum flame_frame_kind guess_kind(const char *s, size_t depth)
 	}
 	if (n > 4 && !strcmp(s + n - 4, "_[k]"))
 		return FLAME_FRAME_KERNEL;
+	if (n > strlen(FLAME_INLINED_SUFFIX) &&
+	    !strcmp(s + n - strlen(FLAME_INLINED_SUFFIX), FLAME_INLINED_SUFFIX))
+		return FLAME_FRAME_INLINED;
 	return FLAME_FRAME_USER;
 }
 

@@ -17,7 +17,7 @@
 #include "output/json.h"
 #include "support/util.h"
 
-#define NBLOCK_KINDS 9
+#define NBLOCK_KINDS 10
 
 struct info_stats {
 	uint64_t blocks[NBLOCK_KINDS], block_bytes[NBLOCK_KINDS];
@@ -38,7 +38,7 @@ struct info_stats {
 
 static int block_slot(uint32_t type)
 {
-	return type == GT_BLK_HEADER ? 0 : (type >= 1 && type <= GT_BLK_GPU_OPS ? (int)type : -1);
+	return type == GT_BLK_HEADER ? 0 : (type >= 1 && type <= GT_BLK_INLINES ? (int)type : -1);
 }
 
 static int count_rec(const void *rec, size_t size, void *ctx)
@@ -312,7 +312,7 @@ int cmd_info(int argc, char **argv)
 	} else {
 		static const char *const bnames[NBLOCK_KINDS] = {
 		    "HEADER",	"EVENTS", "STACKS", "SYMBOLS", "MAPPINGS",
-		    "COUNTERS", "PROBES", "END",    "GPU_OPS",
+		    "COUNTERS", "PROBES", "END",    "GPU_OPS", "INLINES",
 		};
 
 		printf("capture:  %s (%s, format %u.%u, %s)\n", gt_clean(capture__path(c)),

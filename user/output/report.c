@@ -75,7 +75,7 @@ struct frames {
 	int n;
 };
 
-static void frame_cb(const char *name, const char *module, uint64_t ip, void *ctx)
+static void frame_cb(const char *name, const char *module, uint64_t ip, bool inlined, void *ctx)
 {
 	struct frames *fr = ctx;
 	char *d;
@@ -83,6 +83,12 @@ static void frame_cb(const char *name, const char *module, uint64_t ip, void *ct
 	if (!name || !*name || fr->n >= 4)
 		return;
 	d = gt_demangle(name);
+	if (inlined) {
+		char *s = gt_xasprintf("%s" FLAME_INLINED_SUFFIX, d ? d : name);
+
+		free(d);
+		d = s;
+	}
 	fr->name[fr->n++] = d ? d : gt_xstrdup(name);
 }
 

@@ -2,11 +2,15 @@
 /*
  * doctor.c: `gaptrace doctor` — checks that this host can record (privileges,
  * BTF, tracepoints, ring buffer, uprobes, sampling, kernel symbols, the BPF
- * programs themselves) and says how to fix what is missing.
+ * programs themselves, debug symbols of libc and libstdc++) and says how to
+ * fix what is missing.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -18,6 +22,8 @@
 #include "gaptrace.skel.h"
 #include "record/sysprobe.h"
 #include "support/util.h"
+#include "symbols/dwmod.h"
+#include "symbols/live.h"
 
 enum verdict { OK, WARN, FAIL };
 
@@ -84,6 +90,106 @@ static int try_load(char *msg, size_t len)
 		snprintf(msg, len, "all programs load");
 	gaptrace_bpf__destroy(skel);
 	return err;
+}
+
+/* The Debian package that owns path ("libc6"), or "" when dpkg does not know it. */
+static void owner_package(const char *path, char *pkg, size_t len)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	const char *p = path;
+	FILE *f;
+
+	pkg[0] = '\0';
+	/* usrmerge: dpkg may know /lib/... where the mapping says /usr/lib/... */
+	for (int pass = 0; pass < 2 && !pkg[0]; pass++) {
+		if (pass && strncmp(path, "/usr/", 5))
+			break;
+		p = pass ? path + 4 : path;
+		if (strchr(p, '\'') ||
+		    snprintf(cmd, sizeof(cmd), "dpkg -S '%s' 2>/dev/null", p) >= (int)sizeof(cmd))
+			return;
+		f = popen(cmd, "r");
+		if (!f)
+			return;
+		if (fgets(line, sizeof(line), f)) {
+			size_t n = strcspn(line, ":,");
+
+			if (line[n] == ':' && n < len) {
+				memcpy(pkg, line, n);
+				pkg[n] = '\0';
+			}
+		}
+		pclose(f);
+	}
+}
+
+struct libs {
+	char path[2][PATH_MAX];
+};
+
+static int lib_cb(const struct syms_mapping *m, void *ctx)
+{
+	static const char *const want[] = {"libc.so.6", "libstdc++.so.6"};
+	struct libs *l = ctx;
+	const char *base = strrchr(m->path, '/');
+
+	for (size_t i = 0; base && i < GT_ARRAY_SIZE(want); i++)
+		if (!strcmp(base + 1, want[i]) && !l->path[i][0])
+			snprintf(l->path[i], sizeof(l->path[i]), "%s", m->path);
+	return 0;
+}
+
+/*
+ * Debug symbols of the libraries programs spend gap time in (libc's
+ * allocator, libstdc++): this process maps the host's copies.
+ */
+static void check_debug_symbols(void)
+{
+	static const char *const lost[] = {
+	    "malloc internals (_int_free, _int_malloc, malloc_consolidate) show as "
+	    "[libc.so.6], no inline frames",
+	    "its internal functions show as [libstdc++.so.6], no inline frames",
+	};
+	const char *dpath = getenv(DWMOD_PATH_ENV);
+	struct libs l = {};
+
+	syms_read_mappings((uint32_t)getpid(), lib_cb, &l);
+	for (size_t i = 0; i < GT_ARRAY_SIZE(l.path); i++) {
+		const char *base, *dbg;
+		char detail[PATH_MAX + 512], pkg[128], want[200];
+		struct dwmod *d;
+		bool sym, dwarf;
+
+		if (!l.path[i][0])
+			continue;
+		base = strrchr(l.path[i], '/') + 1;
+		d = dwmod__open(l.path[i], open(l.path[i], O_RDONLY | O_CLOEXEC), dpath);
+		if (!d)
+			continue;
+		sym = dwmod__has_symtab(d);
+		dwarf = dwmod__has_dwarf(d);
+		dbg = dwmod__debug_file(d);
+		if (sym && dwarf) {
+			snprintf(detail, sizeof(detail), "%s: %s", base, dbg ? dbg : "in the file");
+			check(OK, "debug symbols", detail, NULL);
+			dwmod__free(d);
+			continue;
+		}
+		owner_package(l.path[i], pkg, sizeof(pkg));
+		if (!strcmp(pkg, "libc6"))
+			snprintf(want, sizeof(want), "apt install libc6-dbg");
+		else if (pkg[0])
+			snprintf(want, sizeof(want), "apt install %s-dbgsym (debian-debug archive)",
+				 pkg);
+		else
+			snprintf(want, sizeof(want), "install its debug symbols");
+		snprintf(detail, sizeof(detail), "%s: %s%s; %s: %s", base,
+			 sym ? "symbols but no DWARF" : "no debug symbols",
+			 dpath && !strcmp(dpath, "none") ? " (" DWMOD_PATH_ENV "=none)" : "", want,
+			 sym ? "no inline frames" : lost[i]);
+		check(WARN, "debug symbols", detail, NULL);
+		dwmod__free(d);
+	}
 }
 
 static void usage(FILE *f)
@@ -177,6 +283,7 @@ int cmd_doctor(int argc, char **argv)
 				  : "/proc/kallsyms hides addresses: kernel frames unresolved",
 	      "run as root, or sysctl kernel.kptr_restrict=0");
 	check(OK, "kprobes/fentry", "not used (gaptrace needs neither)", NULL);
+	check_debug_symbols();
 
 	printf("\n%s: %d problem(s), %d warning(s)\n",
 	       nfail ? "recording will NOT work" : "recording will work", nfail, nwarn);

@@ -86,9 +86,25 @@ static void sink_task(void *ctx, uint32_t pid, bool exec)
 	r->rescan_at_ns = gt_now_mono_ns() + 20 * NSEC_PER_MSEC;
 }
 
+static bool sink_inline_ref(void *ctx, uint32_t pid, uint64_t ip, bool caller, uint64_t ref[2])
+{
+	struct recorder *r = ctx;
+
+	return syms_cache__locate(r->syms, pid, ip, caller, ref);
+}
+
+static int sink_inline_names(void *ctx, const uint64_t ref[2], const char **names, int max)
+{
+	struct recorder *r = ctx;
+
+	return syms_cache__inlines_at(r->syms, ref, names, max);
+}
+
 static const struct record_sink_ops sink_ops = {
     .resolve = sink_resolve,
     .task = sink_task,
+    .inline_ref = sink_inline_ref,
+    .inline_names = sink_inline_names,
 };
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -571,6 +587,18 @@ int cmd_record(int argc, char **argv)
 	__atomic_fetch_or(&r.skel->bss->target_bits[(uint32_t)r.pid / 64], 1ull << (r.pid & 63),
 			  __ATOMIC_SEQ_CST);
 
+	/*
+	 * The symbolizer keeps each mapped object (and its debug file) open:
+	 * allow what the hard limit allows, after the child got the usual one.
+	 */
+	{
+		struct rlimit rl;
+
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	r.syms = syms_cache__new();
 	if (o.dwarf)
 		r.unw = unwinder__new();
@@ -686,6 +714,7 @@ int cmd_record(int argc, char **argv)
 	poll_stats(&r, r.end_ns);
 	if (o.cmd && r.target_gone)
 		record__emit_threads(&r, r.pid);
+	record_sink__finish(&r.sink);
 	flush_all(&r);
 	record__write_counters(&r, GT_BLK_COUNTERS);
 	record__write_counters(&r, GT_BLK_END);

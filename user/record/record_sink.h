@@ -30,6 +30,22 @@ struct record_sink_ops {
 		       const char **module);
 	/* A TASK record announced a new process or an exec (exec true) of pid. */
 	void (*task)(void *ctx, uint32_t pid, bool exec);
+	/*
+	 * Optional, both or neither: where frame ip of user process pid lies
+	 * (caller: ip is a return address), in two words kept until
+	 * record_sink__finish (false: nowhere); then the functions inlined
+	 * there, innermost first, into names[max].  Returns how many.
+	 */
+	bool (*inline_ref)(void *ctx, uint32_t pid, uint64_t ip, bool caller, uint64_t ref[2]);
+	int (*inline_names)(void *ctx, const uint64_t ref[2], const char **names, int max);
+};
+
+/* A frame whose inline chain is read at the end. */
+struct record_sink_inline {
+	uint64_t ip;
+	uint64_t ref[2];
+	uint32_t pid;
+	bool caller;
 };
 
 struct record_sink_cfg {
@@ -58,7 +74,10 @@ struct record_sink {
 	struct u64map stack_ids;    /* BPF stack id -> capture stack id */
 	struct u64map stack_frames; /* hash of (pid, kind, frames) -> capture stack id */
 	struct u64map sym_keys;	    /* set: (pid, ip) pairs written */
-	struct capture_buf stacks_buf, syms_buf;
+	struct u64map inl_keys;	    /* set: (pid, ip, caller) looked up for INLINES */
+	struct capture_buf stacks_buf, syms_buf, inl_buf;
+	struct record_sink_inline *inl_pend; /* frames whose inline chains are read at the end */
+	size_t ninl_pend, inl_pend_cap;
 	struct record_sink_pending dwarf_pend[64];
 	uint64_t dev_last_end[RECORD_SINK_MAX_DEVICES];
 	uint64_t events;	    /* records written */
@@ -82,6 +101,11 @@ int32_t record_sink__dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t t
 				 const __u64 *uregs, const void *stack, size_t len);
 /* Writes the pending STACKS and SYMBOLS blocks, then flushes the writer: 0 or -errno. */
 int record_sink__flush(struct record_sink *s);
+/*
+ * Reads the inline chains of the frames noted while recording (after the
+ * last record, before the last flush) into the pending INLINES entries.
+ */
+void record_sink__finish(struct record_sink *s);
 /* Frees the sink's buffers (safe on a zeroed sink); the writer stays open. */
 void record_sink__fini(struct record_sink *s);
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * syms.c: the symbolizer: address-to-symbol resolution for user processes
- * (their /proc/PID/maps, the ELF symbol tables of the mapped objects, parsed
- * once per file and shared by all processes) and the kernel (kallsyms).
+ * (their /proc/PID/maps; each mapped object opened once through libdwfl,
+ * dwmod.c, and shared by all processes) and the kernel (kallsyms).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include "support/procfs.h"
 #include "support/u64map.h"
 #include "support/util.h"
+#include "symbols/dwmod.h"
 #include "symbols/elf.h"
 #include "symbols/syms.h"
 #include "symbols/syms_priv.h"
@@ -45,8 +46,8 @@ struct elf_file {
 	uint64_t dev, inode, size, mtime_ns;
 	struct seg *segs;
 	size_t nsegs;
-	struct symtab tab;
-	bool bad; /* opened but unusable: never retried */
+	struct dwmod *dw; /* symbols and DWARF through libdwfl */
+	bool bad;	  /* opened but unusable: never retried */
 };
 
 enum map_kind {
@@ -98,6 +99,7 @@ struct syms_cache {
 	struct istr **strs;
 	size_t nstrs, strs_cap;
 	struct ksyms ksyms;
+	char *debuginfo_path; /* DWMOD_PATH_ENV at creation, NULL: unset */
 };
 
 /* First index of key's chain in m, or NONE. */
@@ -129,20 +131,11 @@ static const char *cache__intern(struct syms_cache *c, const char *s)
 
 /* ---- parsed ELF files, shared by all processes ---- */
 
-static int elf_file__add_sym(const GElf_Sym *s, const char *name, size_t len, void *ctx)
-{
-	struct symtab *t = ctx;
-	int bind = GELF_ST_BIND(s->st_info);
-	unsigned int rank = bind == STB_GLOBAL || bind == STB_GNU_UNIQUE ? 2 : bind == STB_WEAK;
-
-	return symtab__add(t, s->st_value, s->st_size, name, len, rank, 0);
-}
-
-static int elf_file__load(struct elf_file *e, Elf *elf, uint64_t fsize)
+/* The PT_LOAD segments, to turn a mapping's file offset into an ELF address. */
+static int elf_file__load(struct elf_file *e, Elf *elf)
 {
 	size_t nph, i;
 	GElf_Ehdr eh;
-	int err;
 
 	if (!gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
 		return -ENOEXEC;
@@ -156,13 +149,7 @@ static int elf_file__load(struct elf_file *e, Elf *elf, uint64_t fsize)
 		e->segs = gt_xrealloc(e->segs, (e->nsegs + 1) * sizeof(*e->segs));
 		e->segs[e->nsegs++] = (struct seg){ph.p_offset, ph.p_vaddr, ph.p_filesz};
 	}
-	if (!e->nsegs)
-		return -ENOEXEC;
-	err = elf__for_each_func(elf, fsize, elf_file__add_sym, &e->tab);
-	if (err && err != -E2BIG)
-		return err;
-	symtab__finish(&e->tab);
-	return 0;
+	return e->nsegs ? 0 : -ENOEXEC;
 }
 
 /* File offset to the address the symbol table uses, through the PT_LOAD covering it. */
@@ -184,7 +171,7 @@ static bool elf_file__vaddr(const struct elf_file *e, uint64_t off, uint64_t *va
 static void elf_file__free(struct elf_file *e)
 {
 	free(e->segs);
-	symtab__free(&e->tab);
+	dwmod__free(e->dw);
 	free(e);
 }
 
@@ -255,7 +242,9 @@ static struct elf_file *map__file_elf(struct syms_cache *c, uint32_t pid, const 
 		return NULL;
 	}
 	e = cache__add_elf(c, dev, m->inode, (uint64_t)st.st_size, elf__stat_mtime_ns(&st));
-	if (err || elf_file__load(e, h.elf, h.size)) {
+	if (!err && !elf_file__load(e, h.elf))
+		e->dw = dwmod__open(m->module, fcntl(h.fd, F_DUPFD_CLOEXEC, 0), c->debuginfo_path);
+	if (!e->dw) {
 		gt_dbg("syms: no symbols from %s", m->module);
 		e->bad = true;
 	}
@@ -293,7 +282,9 @@ static struct elf_file *map__vdso_elf(struct syms_cache *c, uint32_t pid, const 
 	elf__init();
 	e = cache__add_elf(c, VDSO_DEV, hash, (uint64_t)n, 0);
 	elf = elf_memory(buf, (size_t)n);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_file__load(e, elf, (uint64_t)n))
+	if (elf && elf_kind(elf) == ELF_K_ELF && !elf_file__load(e, elf))
+		e->dw = dwmod__open_mem(m->module, buf, (size_t)n, c->debuginfo_path);
+	if (!e->dw)
 		e->bad = true;
 	if (elf)
 		elf_end(elf);
@@ -539,8 +530,13 @@ static int ksyms__resolve(struct syms_cache *c, uint64_t ip, const char **name, 
 
 struct syms_cache *syms_cache__new(void)
 {
+	struct syms_cache *c = gt_xcalloc(1, sizeof(*c));
+	const char *path = getenv(DWMOD_PATH_ENV);
+
 	elf__init();
-	return gt_xcalloc(1, sizeof(struct syms_cache));
+	if (path && *path)
+		c->debuginfo_path = gt_xstrdup(path);
+	return c;
 }
 
 void syms_cache__free(struct syms_cache *c)
@@ -564,16 +560,38 @@ void syms_cache__free(struct syms_cache *c)
 	u64map_free(&c->str_index);
 	symtab__free(&c->ksyms.tab);
 	free(c->ksyms.mods);
+	free(c->debuginfo_path);
 	free(c);
+}
+
+/* The parsed object behind ip in pid and ip's ELF address there, or NULL. */
+static struct elf_file *cache__object(struct syms_cache *c, uint32_t pid, uint64_t ip, bool reread,
+				      const char **module, uint64_t *va)
+{
+	struct proc *p = cache__proc(c, pid);
+	struct map *m = proc__find(p, ip);
+
+	if (!m && reread && proc__may_reread(p, ip) && !proc__read_maps(c, p))
+		m = proc__find(p, ip);
+	if (!m)
+		return NULL;
+	*module = m->module;
+	if (m->kind == MAP_ANON)
+		return NULL;
+	if (!m->tried) {
+		m->tried = true;
+		m->elf = m->kind == MAP_VDSO ? map__vdso_elf(c, pid, m) : map__file_elf(c, pid, m);
+	}
+	if (!m->elf || !elf_file__vaddr(m->elf, ip - m->start + m->pgoff, va))
+		return NULL;
+	return m->elf;
 }
 
 int syms_cache__resolve(struct syms_cache *c, uint32_t pid, uint64_t ip, const char **name,
 			uint32_t *off, const char **module)
 {
-	const struct sym *s;
-	struct proc *p;
-	struct map *m;
-	uint64_t va;
+	struct elf_file *e;
+	uint64_t va, start;
 
 	*name = NULL;
 	*off = 0;
@@ -582,27 +600,54 @@ int syms_cache__resolve(struct syms_cache *c, uint32_t pid, uint64_t ip, const c
 		return -1;
 	if (!pid)
 		return ksyms__resolve(c, ip, name, off, module);
-	p = cache__proc(c, pid);
-	m = proc__find(p, ip);
-	if (!m && proc__may_reread(p, ip) && !proc__read_maps(c, p))
-		m = proc__find(p, ip);
-	if (!m)
+	e = cache__object(c, pid, ip, true, module, &va);
+	if (!e)
 		return -1;
-	*module = m->module;
-	if (m->kind == MAP_ANON)
+	*name = dwmod__symbol(e->dw, va, &start);
+	if (!*name || va - start > UINT32_MAX) {
+		*name = NULL;
 		return -1;
-	if (!m->tried) {
-		m->tried = true;
-		m->elf = m->kind == MAP_VDSO ? map__vdso_elf(c, pid, m) : map__file_elf(c, pid, m);
 	}
-	if (!m->elf || !elf_file__vaddr(m->elf, ip - m->start + m->pgoff, &va))
-		return -1;
-	s = symtab__find(&m->elf->tab, va);
-	if (!s || va - s->addr > UINT32_MAX)
-		return -1;
-	*name = m->elf->tab.strs + s->name;
-	*off = (uint32_t)(va - s->addr);
+	*off = (uint32_t)(va - start);
 	return 0;
+}
+
+bool syms_cache__locate(struct syms_cache *c, uint32_t pid, uint64_t ip, bool caller,
+			uint64_t ref[2])
+{
+	const char *module;
+	struct elf_file *e;
+	uint64_t va;
+
+	if (!c || !pid || (caller && !ip))
+		return false;
+	/* A return address: the call lies just before it. */
+	e = cache__object(c, pid, caller ? ip - 1 : ip, false, &module, &va);
+	if (!e)
+		return false;
+	/* Parsed objects live as long as the cache. */
+	ref[0] = (uint64_t)(uintptr_t)e;
+	ref[1] = va;
+	return true;
+}
+
+int syms_cache__inlines_at(struct syms_cache *c, const uint64_t ref[2], const char **names, int max)
+{
+	const struct elf_file *e = (const struct elf_file *)(uintptr_t)ref[0];
+
+	if (!c || !e || !e->dw || max <= 0)
+		return 0;
+	return dwmod__inlines(e->dw, ref[1], names, GT_MIN(max, DWMOD_MAX_INLINE));
+}
+
+int syms_cache__inlines(struct syms_cache *c, uint32_t pid, uint64_t ip, bool caller,
+			const char **names, int max)
+{
+	uint64_t ref[2];
+
+	if (!syms_cache__locate(c, pid, ip, caller, ref))
+		return 0;
+	return syms_cache__inlines_at(c, ref, names, max);
 }
 
 void syms_cache__forget(struct syms_cache *c, uint32_t pid)

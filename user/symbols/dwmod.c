@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * dwmod.c: one ELF object through libdwfl, reported alone at its own
+ * addresses: function symbols from wherever dwfl finds the best table, and
+ * inline chains from DWARF scopes.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "support/u64map.h"
+#include "support/util.h"
+#include "symbols/dwmod.h"
+
+/* Names with "@VERSION" cut are copied once; the table holds them all. */
+struct dwmod {
+	Dwfl_Callbacks cbs; /* dwfl keeps a pointer to them */
+	char *path;	    /* debuginfo_path, NULL: dwfl's default */
+	bool no_debuginfo;  /* "none": no separate debug info */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	GElf_Addr bias; /* module address - ELF vaddr (0 as reported) */
+	char **cut;	/* cut names, freed with d */
+	size_t ncut, cut_cap;
+	struct u64map cut_idx; /* dwfl's name pointer -> index in cut */
+	struct u64map best;    /* function address -> symbol index of its best alias */
+	bool best_done;
+};
+
+/* dwfl's standard search (build id, debuglink, debuginfod), unless turned off. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const struct dwmod *d = *userdata;
+
+	if (!d || d->no_debuginfo)
+		return -1;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
+
+struct dwmod *dwmod__open(const char *name, int fd, const char *debuginfo_path)
+{
+	struct dwmod *d;
+	void **userdata;
+	GElf_Ehdr eh;
+	Elf *elf;
+
+	if (fd < 0)
+		return NULL;
+	d = gt_xcalloc(1, sizeof(*d));
+	d->no_debuginfo = debuginfo_path && !strcmp(debuginfo_path, "none");
+	d->path = debuginfo_path && *debuginfo_path ? gt_xstrdup(debuginfo_path) : NULL;
+	d->cbs.find_elf = dwfl_build_id_find_elf;
+	d->cbs.find_debuginfo = find_debuginfo;
+	d->cbs.section_address = dwfl_offline_section_address;
+	d->cbs.debuginfo_path = d->path && !d->no_debuginfo ? &d->path : NULL;
+	d->dwfl = dwfl_begin(&d->cbs);
+	if (!d->dwfl) {
+		close(fd);
+		goto fail;
+	}
+	dwfl_report_begin(d->dwfl);
+	/* add_p_vaddr with base 0: module addresses are the file's p_vaddr. */
+	d->mod = dwfl_report_elf(d->dwfl, name, name, fd, 0, true);
+	if (!d->mod) {
+		gt_dbg("syms: dwfl cannot report %s: %s", name, dwfl_errmsg(-1));
+		close(fd);
+		goto fail;
+	}
+	dwfl_report_end(d->dwfl, NULL, NULL);
+	/* The debug-info search reads its settings from here. */
+	dwfl_module_info(d->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = d;
+	elf = dwfl_module_getelf(d->mod, &d->bias);
+	if (!elf || !gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+		goto fail;
+	return d;
+fail:
+	dwmod__free(d);
+	return NULL;
+}
+
+struct dwmod *dwmod__open_mem(const char *name, const void *image, size_t len,
+			      const char *debuginfo_path)
+{
+	int fd = memfd_create("gaptrace-image", MFD_CLOEXEC);
+	size_t done = 0;
+
+	if (fd < 0)
+		return NULL;
+	while (done < len) {
+		ssize_t n = write(fd, (const char *)image + done, len - done);
+
+		if (n <= 0) {
+			close(fd);
+			return NULL;
+		}
+		done += (size_t)n;
+	}
+	return dwmod__open(name, fd, debuginfo_path);
+}
+
+void dwmod__free(struct dwmod *d)
+{
+	if (!d)
+		return;
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
+	for (size_t i = 0; i < d->ncut; i++)
+		free(d->cut[i]);
+	free(d->cut);
+	u64map_free(&d->cut_idx);
+	u64map_free(&d->best);
+	free(d->path);
+	free(d);
+}
+
+static bool sym_is_func(const GElf_Sym *s, Elf *elf, GElf_Word shndx)
+{
+	int type = GELF_ST_TYPE(s->st_info);
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (type == STT_FUNC || type == STT_GNU_IFUNC)
+		return true;
+	/* Hand-written assembly often has no type, but a size in a code section. */
+	if (type != STT_NOTYPE || !s->st_size || !elf)
+		return false;
+	scn = elf_getscn(elf, shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
+static const char *cut_version(struct dwmod *d, const char *name)
+{
+	size_t len = strcspn(name, "@");
+	uint64_t i;
+
+	if (!name[len])
+		return name;
+	if (!len)
+		return NULL;
+	/* dwfl's strings stay put: one copy per name. */
+	if (u64map_get(&d->cut_idx, (uint64_t)(uintptr_t)name, &i))
+		return d->cut[i];
+	gt_grow((void **)&d->cut, &d->cut_cap, d->ncut, sizeof(*d->cut));
+	d->cut[d->ncut] = gt_xstrndup(name, len);
+	u64map_put(&d->cut_idx, (uint64_t)(uintptr_t)name, d->ncut);
+	return d->cut[d->ncut++];
+}
+
+static unsigned int sym_rank(const GElf_Sym *s)
+{
+	int bind = GELF_ST_BIND(s->st_info);
+
+	return bind == STB_GLOBAL || bind == STB_GNU_UNIQUE ? 2 : bind == STB_WEAK;
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Whether alias a names a function better than b (perf's choice: binding, fewer '_', shorter). */
+static bool better_alias(const char *a, const GElf_Sym *sa, const char *b, const GElf_Sym *sb)
+{
+	size_t la = strcspn(a, "@"), lb = strcspn(b, "@"), ua, ub;
+	int c;
+
+	if (sym_rank(sa) != sym_rank(sb))
+		return sym_rank(sa) > sym_rank(sb);
+	ua = leading_underscores(a);
+	ub = leading_underscores(b);
+	if (ua != ub)
+		return ua < ub;
+	if (la != lb)
+		return la < lb;
+	c = strncmp(a, b, la);
+	return c < 0;
+}
+
+/*
+ * One pass over the symbol table dwfl chose: the best of the aliases at each
+ * function address (a debug file's local __GI_ names lose to the exported
+ * ones the .dynsym knows), as the report's rules expect.
+ */
+static void best_aliases(struct dwmod *d)
+{
+	int n = dwfl_module_getsymtab(d->mod);
+
+	d->best_done = true;
+	for (int i = 1; i < n; i++) {
+		GElf_Addr addr, bias, oaddr;
+		GElf_Word shndx, oshndx;
+		GElf_Sym sym, osym;
+		const char *name, *oname;
+		Elf *elf, *oelf;
+		uint64_t j;
+
+		name = dwfl_module_getsym_info(d->mod, i, &sym, &addr, &shndx, &elf, &bias);
+		if (!name || !*name || *name == '@' || sym.st_shndx == SHN_UNDEF ||
+		    !sym_is_func(&sym, elf, shndx))
+			continue;
+		if (u64map_get(&d->best, addr, &j)) {
+			oname = dwfl_module_getsym_info(d->mod, (int)j, &osym, &oaddr, &oshndx,
+							&oelf, &bias);
+			if (oname && !better_alias(name, &sym, oname, &osym))
+				continue;
+		}
+		u64map_put(&d->best, addr, (uint64_t)i);
+	}
+}
+
+const char *dwmod__symbol(struct dwmod *d, uint64_t vaddr, uint64_t *start)
+{
+	GElf_Addr addr = vaddr + d->bias, off = 0, sbias = 0;
+	GElf_Word shndx = 0;
+	Elf *elf = NULL;
+	const char *name;
+	GElf_Sym sym;
+
+	uint64_t best;
+
+	name = dwfl_module_addrinfo(d->mod, addr, &off, &sym, &shndx, &elf, &sbias);
+	if (!name || !*name || !sym_is_func(&sym, elf, shndx) || off > vaddr)
+		return NULL;
+	*start = vaddr - off;
+	if (!d->best_done)
+		best_aliases(d);
+	if (u64map_get(&d->best, addr - off, &best)) {
+		GElf_Addr a;
+		const char *alias =
+		    dwfl_module_getsym_info(d->mod, (int)best, &sym, &a, &shndx, &elf, &sbias);
+
+		if (alias && *alias)
+			name = alias;
+	}
+	return cut_version(d, name);
+}
+
+/* The name to show for an inlined call: the linkage name (demangled later), else the plain one. */
+static const char *inline_name(Dwarf_Die *scope)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin;
+	const char *s;
+
+	if (!dwarf_attr_integrate(scope, DW_AT_abstract_origin, &attr) ||
+	    !dwarf_formref_die(&attr, &origin))
+		origin = *scope;
+	if ((dwarf_attr_integrate(&origin, DW_AT_linkage_name, &attr) ||
+	     dwarf_attr_integrate(&origin, DW_AT_MIPS_linkage_name, &attr)) &&
+	    (s = dwarf_formstring(&attr)))
+		return s;
+	return dwarf_diename(&origin);
+}
+
+int dwmod__inlines(struct dwmod *d, uint64_t vaddr, const char **names, int max)
+{
+	GElf_Addr addr = vaddr + d->bias, bias = 0;
+	Dwarf_Die *cu, *scopes = NULL;
+	int n, out = 0;
+
+	cu = dwfl_module_addrdie(d->mod, addr, &bias);
+	if (!cu)
+		return 0;
+	n = dwarf_getscopes(cu, addr - bias, &scopes);
+	/* Innermost first; the first subprogram ends the inline chain. */
+	for (int i = 0; i < n && out < max; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		const char *name;
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		name = inline_name(&scopes[i]);
+		if (name && *name)
+			names[out++] = name;
+	}
+	free(scopes);
+	return out;
+}
+
+bool dwmod__has_dwarf(struct dwmod *d)
+{
+	GElf_Addr bias;
+
+	return dwfl_module_getdwarf(d->mod, &bias) != NULL;
+}
+
+static bool elf_has_section(Elf *elf, uint32_t type, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
+			continue;
+		n = name ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (!name || (n && !strcmp(n, name)))
+			return true;
+	}
+	return false;
+}
+
+bool dwmod__has_symtab(struct dwmod *d)
+{
+	const char *debugfile = NULL;
+	GElf_Addr bias;
+	Elf *elf;
+
+	/* The symbol table search also looks for the separate debug file. */
+	dwfl_module_getsymtab(d->mod);
+	dwfl_module_info(d->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	if (debugfile)
+		return true;
+	elf = dwfl_module_getelf(d->mod, &bias);
+	return elf_has_section(elf, SHT_SYMTAB, NULL) ||
+	       elf_has_section(elf, SHT_PROGBITS, ".gnu_debugdata");
+}
+
+const char *dwmod__debug_file(struct dwmod *d)
+{
+	const char *debugfile = NULL;
+
+	dwfl_module_info(d->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	return debugfile;
+}
