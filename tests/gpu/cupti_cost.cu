@@ -113,10 +113,14 @@ static double run(double secs)
 }
 
 static const CUpti_ActivityKind gaptrace_kinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMSET,		   CUPTI_ACTIVITY_KIND_RUNTIME,
-    CUPTI_ACTIVITY_KIND_DRIVER,		   CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-    CUPTI_ACTIVITY_KIND_MEMCPY2,	   CUPTI_ACTIVITY_KIND_MARKER,
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MARKER,
 };
 
 /* Switches every call id of a domain off but the launch ones (gaptrace keeps a few more). */
@@ -148,7 +152,8 @@ static void mute_driver_launch(void)
 	for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++) {
 		const char *name = NULL;
 
-		if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS &&
+		if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) ==
+			CUPTI_SUCCESS &&
 		    name && !strncmp(name, "cuLaunch", 8))
 			cuptiActivityEnableDriverApi(cbid, 0);
 	}
@@ -235,8 +240,9 @@ static const char *apply(enum cfg c, bool on)
 			if (!g_sub)
 				r = cuptiSubscribe(&g_sub, on_cb, NULL);
 			if (r == CUPTI_SUCCESS)
-				r = cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
-							CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+				r = cuptiEnableCallback(
+				    1, g_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+				    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
 			if (r == CUPTI_SUCCESS && c == C_CK_CB_LAUNCH)
 				r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 		} else {
@@ -300,9 +306,9 @@ int main(int argc, char **argv)
 	if (pre) {
 		uint8_t v = !strcmp(pre, "pinned");
 		size_t sz = sizeof(v);
-		CUpti_ActivityAttribute a = !strcmp(pre, "pinned")
-						? CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED
-						: CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER;
+		CUpti_ActivityAttribute a =
+		    !strcmp(pre, "pinned") ? CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED
+					   : CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER;
 
 		if (cuptiActivitySetAttribute(a, &sz, &v) != CUPTI_SUCCESS)
 			fprintf(stderr, "cupti_cost: attribute for --pre %s refused\n", pre);
@@ -348,7 +354,8 @@ int main(int argc, char **argv)
 		apply((enum cfg)c, false);
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		base1 = run(secs);
-		printf("| %s | %.0f | %.3f | %llu |\n", cfg_name[c], rate, rate * 2 / (base0 + base1),
+		printf("| %s | %.0f | %.3f | %llu |\n", cfg_name[c], rate,
+		       rate * 2 / (base0 + base1),
 		       __atomic_load_n(&g_records, __ATOMIC_RELAXED) + g_cb - rec0);
 		fflush(stdout);
 		base0 = base1;
