@@ -14,6 +14,7 @@
 #include "support/util.h"
 
 #define DWARF_SAMPLE_BYTES 4096 /* snapshot per CPU sample with --dwarf-samples */
+#define CFI_SAMPLE_BYTES   2048 /* default --cfi-samples: see README, "Code without frame pointers" */
 
 static void usage(FILE *f)
 {
@@ -62,6 +63,13 @@ static void usage(FILE *f)
 		"                          16K); deeper frames are lost\n"
 		"      --dwarf-min DUR     unwind only off-CPU intervals this long (default 1ms)\n"
 		"      --dwarf-samples     dwarf stacks for CPU samples too (4K snapshot each)\n"
+		"      --cfi-samples SIZE|off\n"
+		"                          CPU samples whose user ip lies in code without\n"
+		"                          frame pointers (a stripped libc's malloc internals)\n"
+		"                          copy SIZE of stack (default 2K) that gaptrace\n"
+		"                          unwinds with the code's CFI, so the caller (malloc,\n"
+		"                          free) is found; other samples keep the fp walk.\n"
+		"                          off: fp walk only (cheaper, loses those callers)\n"
 		"      --no-follow         do not trace processes the target forks\n"
 		"      --ringbuf-size SIZE BPF ring buffer size (power of 2; default 64M when\n"
 		"                          the CUPTI library may be used, else 16M)\n"
@@ -97,6 +105,7 @@ enum {
 	OPT_STACK_BYTES,
 	OPT_DWARF_MIN,
 	OPT_DWARF_SAMPLES,
+	OPT_CFI_SAMPLES,
 	OPT_NO_FOLLOW,
 	OPT_RINGBUF,
 	OPT_MIN_GAP,
@@ -126,6 +135,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	    {"stack-bytes", required_argument, NULL, OPT_STACK_BYTES},
 	    {"dwarf-min", required_argument, NULL, OPT_DWARF_MIN},
 	    {"dwarf-samples", no_argument, NULL, OPT_DWARF_SAMPLES},
+	    {"cfi-samples", required_argument, NULL, OPT_CFI_SAMPLES},
 	    {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
 	    {"ringbuf-size", required_argument, NULL, OPT_RINGBUF},
 	    {"min-gap", required_argument, NULL, OPT_MIN_GAP},
@@ -153,6 +163,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	o->stacks = true;
 	o->stack_bytes = 8192;
 	o->dwarf_min_ns = NSEC_PER_MSEC;
+	o->cfi_sample_bytes = CFI_SAMPLE_BYTES;
 	o->default_probes = true;
 	o->follow_children = true;
 	o->progress = -1;
@@ -252,6 +263,18 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_DWARF_SAMPLES:
 			o->dwarf_sample_bytes = DWARF_SAMPLE_BYTES;
 			break;
+		case OPT_CFI_SAMPLES: {
+			uint64_t v = 0;
+
+			if (strcmp(optarg, "off") &&
+			    (gt_parse_size(optarg, &v) || v < 256 || v > GT_USTACK_MAX)) {
+				gt_err("bad --cfi-samples '%s': use off or 256 to %uK, e.g. 2K",
+				       optarg, GT_USTACK_MAX / 1024);
+				return -1;
+			}
+			o->cfi_sample_bytes = (uint32_t)v;
+			break;
+		}
 		case OPT_NO_FOLLOW:
 			o->follow_children = false;
 			break;
@@ -307,6 +330,9 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 		return -1;
 	}
 	o->dwarf_sample_bytes = GT_MIN(o->dwarf_sample_bytes, o->stack_bytes);
+	/* No user stacks, or every sample snapshotted already (--dwarf-samples). */
+	if (!o->stacks || o->dwarf_sample_bytes)
+		o->cfi_sample_bytes = 0;
 	if (!o->pid == !o->cmd) {
 		gt_err(o->pid ? "give either -p PID or -- COMMAND, not both"
 			      : "nothing to trace: give -p PID or -- COMMAND (see --help)");

@@ -90,10 +90,26 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 	return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
 }
 
+/*
+ * GAPTRACE_DEBUGINFO_PATH=none: no separate debug files, only the CFI the
+ * mapped objects carry (.eh_frame), as on a machine without debug packages.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const char *env = getenv("GAPTRACE_DEBUGINFO_PATH");
+
+	if (env && !strcmp(env, "none"))
+		return -1;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
+
 static char *debuginfo_path;
 static const Dwfl_Callbacks proc_callbacks = {
     .find_elf = find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_debuginfo,
     .debuginfo_path = &debuginfo_path,
 };
 
