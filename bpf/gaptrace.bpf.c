@@ -873,7 +873,7 @@ int BPF_PROG(btf_task_rename, struct task_struct *t, const char *comm)
  * interrupted task's user registers are its pt_regs whether the sample hit
  * user or kernel mode.
  */
-static __always_inline void sample_ustack(__u64 id, __u64 now, __u32 max)
+static __always_inline bool sample_ustack(__u64 id, __u64 now, __u32 max)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	struct gt_ustack *s;
@@ -881,7 +881,7 @@ static __always_inline void sample_ustack(__u64 id, __u64 now, __u32 max)
 
 	s = bpf_map_lookup_elem(&ustack_scratch, &zero);
 	if (!s || !regs)
-		return;
+		return false;
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
 	s->off_ns = now;
@@ -898,10 +898,11 @@ static __always_inline void sample_ustack(__u64 id, __u64 now, __u32 max)
 	if (bpf_ringbuf_output(&events, s, offsetof(struct gt_ustack, data) + n,
 			       BPF_RB_NO_WAKEUP)) {
 		stat_inc(GT_STAT_USTACK_LOST);
-		return;
+		return false;
 	}
 	stat_inc(GT_STAT_USTACK_SENT);
 	stat_add(GT_STAT_USTACK_BYTES, n);
+	return true;
 }
 
 /*
@@ -934,10 +935,10 @@ SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__s32 ustack_id, kstack_id;
+	__s32 ustack_id = -1, kstack_id;
 	struct gt_sample *rec;
 	struct pt_regs *regs;
-	bool kernel;
+	bool kernel, snap = false;
 	__u64 now;
 
 	if (!is_target(id >> 32))
@@ -950,10 +951,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		sample_ustack(id, now, cfg_dwarf_sample_bytes);
 	} else if (cfg_fpless_bytes && fpless_leaf(id >> 32, regs, kernel)) {
 		stat_inc(GT_STAT_FPLESS_SAMPLES);
-		sample_ustack(id, now, cfg_fpless_bytes);
+		snap = sample_ustack(id, now, cfg_fpless_bytes);
 	}
-	/* Walked before the record is reserved: a new id's frames must come first. */
-	ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks, STACK_SLOT_SAMPLE);
+	/*
+	 * Walked before the record is reserved: a new id's frames must come
+	 * first.  A snapshot replaces the user fp walk, which from code without
+	 * frame pointers loses the caller or follows a %rbp that is no frame
+	 * pointer there: skipping it pays for much of the copy.
+	 */
+	if (!snap)
+		ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks, STACK_SLOT_SAMPLE);
 	kstack_id = kernel ? get_stack(ctx, 0, cfg_kstacks, STACK_SLOT_SAMPLE) : -1;
 	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_SAMPLE);
 	if (!rec)
