@@ -14,7 +14,7 @@
 #include "support/util.h"
 
 #define DWARF_SAMPLE_BYTES 4096 /* snapshot per CPU sample with --dwarf-samples */
-#define CFI_SAMPLE_BYTES   2048 /* default --cfi-samples: see README, "Code without frame pointers" */
+#define CFI_SAMPLE_BYTES   1024 /* default --cfi-samples: see README, "Code without frame pointers" */
 
 static void usage(FILE *f)
 {
@@ -66,10 +66,13 @@ static void usage(FILE *f)
 		"      --cfi-samples SIZE|off\n"
 		"                          CPU samples whose user ip lies in code without\n"
 		"                          frame pointers (a stripped libc's malloc internals)\n"
-		"                          copy SIZE of stack (default 2K) that gaptrace\n"
-		"                          unwinds with the code's CFI, so the caller (malloc,\n"
-		"                          free) is found; other samples keep the fp walk.\n"
-		"                          off: fp walk only (cheaper, loses those callers)\n"
+		"                          copy SIZE of stack (default 1K; glibc's malloc\n"
+		"                          paths need < 400 bytes) in place of the fp walk,\n"
+		"                          unwound by gaptrace with the code's CFI, so the\n"
+		"                          caller (malloc, free) is found; frames beyond SIZE\n"
+		"                          are lost.  Other samples keep the fp walk.  off:\n"
+		"                          fp walk only (no unwinding in gaptrace, ~8 us of its\n"
+		"                          CPU per such sample; those callers are lost)\n"
 		"      --no-follow         do not trace processes the target forks\n"
 		"      --ringbuf-size SIZE BPF ring buffer size (power of 2; default 64M when\n"
 		"                          the CUPTI library may be used, else 16M)\n"
