@@ -38,6 +38,7 @@ struct fpless_proc {
 
 struct fpless {
 	int map_fd;
+	bool all; /* objects outside the system folders too */
 	struct fpless_obj *objs;
 	size_t nobjs, cap;
 	unsigned nfpless;
@@ -45,11 +46,12 @@ struct fpless {
 	unsigned next_proc;
 };
 
-struct fpless *fpless__new(int map_fd)
+struct fpless *fpless__new(int map_fd, bool all)
 {
 	struct fpless *f = gt_xcalloc(1, sizeof(*f));
 
 	f->map_fd = map_fd;
+	f->all = all;
 	return f;
 }
 
@@ -75,6 +77,14 @@ static bool object_fpless(struct fpless *f, pid_t pid, const struct procfs_map *
 	struct fpless_obj *o;
 	int fp;
 
+	/*
+	 * The program's own objects only when asked: all of a Rust or C++
+	 * release build's samples would pay for a snapshot and an unwinding
+	 * (~8 us of recorder CPU each: a recorder behind 64 busy threads at
+	 * 4 kHz could not keep up), and fp_audit tells the user about them.
+	 */
+	if (!f->all && !unwind_system_object(m->path))
+		return false;
 	if (procfs_mapped_path(pid, m->start, m->end, m->path, m->inode, path, sizeof(path), &st))
 		return false;
 	for (size_t i = 0; i < f->nobjs; i++)

@@ -6,13 +6,18 @@
 #ifndef GT_FPLESS_H
 #define GT_FPLESS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct fpless;
 
-/* map_fd: the BPF map fpless (tgid -> struct gt_fpless). */
-struct fpless *fpless__new(int map_fd);
+/*
+ * map_fd: the BPF map fpless (tgid -> struct gt_fpless).  all: every
+ * object without frame pointers, else only the system libraries' (libc,
+ * libstdc++, ld.so: what a user cannot rebuild, and where the allocator is).
+ */
+struct fpless *fpless__new(int map_fd, bool all);
 void fpless__free(struct fpless *f); /* NULL-safe */
 /*
  * Reads pid's mappings and puts the executable ranges of its objects

@@ -586,7 +586,7 @@ int cmd_record(int argc, char **argv)
 	if (!o.dwarf && o.stacks)
 		record__audit_exe(&r);
 	if (o.cfi_sample_bytes)
-		r.fpless = fpless__new(bpf_map__fd(r.skel->maps.fpless));
+		r.fpless = fpless__new(bpf_map__fd(r.skel->maps.fpless), o.cfi_all);
 	r.att = attacher__new(r.skel, &o.probes);
 	r.start_ns = gt_now_mono_ns();
 	record__header_kv(&r, &kv, argc, argv);

@@ -73,6 +73,12 @@ static void usage(FILE *f)
 		"                          are lost.  Other samples keep the fp walk.  off:\n"
 		"                          fp walk only (no unwinding in gaptrace, ~8 us of its\n"
 		"                          CPU per such sample; those callers are lost)\n"
+		"      --cfi-objects system|all\n"
+		"                          which code --cfi-samples covers: system (default):\n"
+		"                          the system libraries (/lib, /usr/lib: libc,\n"
+		"                          libstdc++, ld.so); all: the program's own objects\n"
+		"                          built without frame pointers too (every sample in\n"
+		"                          them pays for a snapshot and an unwinding)\n"
 		"      --no-follow         do not trace processes the target forks\n"
 		"      --ringbuf-size SIZE BPF ring buffer size (power of 2; default 64M when\n"
 		"                          the CUPTI library may be used, else 16M)\n"
@@ -109,6 +115,7 @@ enum {
 	OPT_DWARF_MIN,
 	OPT_DWARF_SAMPLES,
 	OPT_CFI_SAMPLES,
+	OPT_CFI_OBJECTS,
 	OPT_NO_FOLLOW,
 	OPT_RINGBUF,
 	OPT_MIN_GAP,
@@ -139,6 +146,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	    {"dwarf-min", required_argument, NULL, OPT_DWARF_MIN},
 	    {"dwarf-samples", no_argument, NULL, OPT_DWARF_SAMPLES},
 	    {"cfi-samples", required_argument, NULL, OPT_CFI_SAMPLES},
+	    {"cfi-objects", required_argument, NULL, OPT_CFI_OBJECTS},
 	    {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
 	    {"ringbuf-size", required_argument, NULL, OPT_RINGBUF},
 	    {"min-gap", required_argument, NULL, OPT_MIN_GAP},
@@ -153,6 +161,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	};
 	static const char *const samplers[] = {"cpu", "thread", NULL};
 	static const char *const stacks[] = {"fp", "dwarf", "none", NULL};
+	static const char *const cfi_objects[] = {"system", "all", NULL};
 	char err[256];
 	int c, k;
 
@@ -278,6 +287,12 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 			o->cfi_sample_bytes = (uint32_t)v;
 			break;
 		}
+		case OPT_CFI_OBJECTS:
+			k = gt_opt_choice("--cfi-objects", optarg, cfi_objects);
+			if (k < 0)
+				return -1;
+			o->cfi_all = k == 1;
+			break;
 		case OPT_NO_FOLLOW:
 			o->follow_children = false;
 			break;

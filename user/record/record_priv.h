@@ -40,6 +40,7 @@ struct record_opts {
 	uint64_t dwarf_min_ns;	     /* --dwarf-min */
 	uint32_t dwarf_sample_bytes; /* --dwarf-samples: snapshot size, 0 off */
 	uint32_t cfi_sample_bytes;   /* --cfi-samples: snapshot size in fp-less code, 0 off */
+	bool cfi_all;		     /* --cfi-objects all: not only the system libraries */
 	bool default_probes;
 	bool follow_children;
 	int progress; /* -1 auto (tty), 0 off, 1 on */

@@ -573,7 +573,7 @@ void fp_audit__stack(struct fp_audit *a, uint16_t nr)
 		a->shallow++;
 }
 
-static bool system_object(const char *path)
+bool unwind_system_object(const char *path)
 {
 	static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"};
 
@@ -600,7 +600,7 @@ unsigned fp_audit__report(struct fp_audit *a, uint64_t bytes_per_interval)
 
 		if (o->fp != 0)
 			continue;
-		if (!o->main && system_object(o->path)) {
+		if (!o->main && unwind_system_object(o->path)) {
 			/* Distribution libraries: usually without, nothing to rebuild. */
 			gt_dbg("%s has no frame pointers (%u of %u functions): its callers' "
 			       "frames may be missing from fp stacks",
