@@ -229,6 +229,11 @@ $(OUTPUT)/bench/switch_stress: tests/bench/switch_stress.c
 	$(Q)mkdir -p $(OUTPUT)/bench
 	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer $< -o $@ -lpthread
 
+$(OUTPUT)/bench/malloc_churn: tests/bench/malloc_churn.c
+	$(call msg,BENCH,$@)
+	$(Q)mkdir -p $(OUTPUT)/bench
+	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer $< -o $@
+
 $(OUTPUT)/bench/tick_cost: tests/bench/tick_cost.c
 	$(call msg,BENCH,$@)
 	$(Q)mkdir -p $(OUTPUT)/bench
@@ -265,7 +270,7 @@ demo: deps
 bench: deps
 	$(Q)tools/install-deps --bench
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench/gen_capture $(OUTPUT)/bench/switch_stress \
-		$(OUTPUT)/bench/sink_bench $(OUTPUT)/bench/tick_cost
+		$(OUTPUT)/bench/sink_bench $(OUTPUT)/bench/tick_cost $(OUTPUT)/bench/malloc_churn
 	$(Q)tools/bench $(OUTPUT)
 
 # FUZZ_SECONDS of the analysis fuzzer (the reader and demangler targets: 20 s each).

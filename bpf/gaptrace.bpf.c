@@ -31,6 +31,8 @@ const volatile bool cfg_follow_children = true;
 const volatile __u32 cfg_dwarf_bytes = 0;
 const volatile __u32 cfg_dwarf_sample_bytes = 0;
 const volatile __u64 cfg_dwarf_min_ns = 1000000; /* shorter intervals drop theirs */
+/* Snapshot bytes for CPU samples whose user ip lies in code without frame pointers (0: off). */
+const volatile __u32 cfg_fpless_bytes = 0;
 
 /*
  * The traced thread groups, one bit per tgid (pid_max is at most 2^22):
@@ -139,6 +141,14 @@ struct {
 	__uint(key_size, sizeof(__u32)); /* tid */
 	__uint(value_size, sizeof(struct gt_ustack));
 } ustack_slots SEC(".maps");
+
+/* Per traced process: its code without frame pointers (struct gt_fpless), set by the recorder. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, struct gt_fpless);
+} fpless SEC(".maps");
 
 /* Per-CPU scratch of the same size: a slot's first value, sample snapshots. */
 struct {
@@ -863,7 +873,7 @@ int BPF_PROG(btf_task_rename, struct task_struct *t, const char *comm)
  * interrupted task's user registers are its pt_regs whether the sample hit
  * user or kernel mode.
  */
-static __always_inline void sample_ustack(__u64 id, __u64 now)
+static __always_inline bool sample_ustack(__u64 id, __u64 now, __u32 max)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	struct gt_ustack *s;
@@ -871,7 +881,7 @@ static __always_inline void sample_ustack(__u64 id, __u64 now)
 
 	s = bpf_map_lookup_elem(&ustack_scratch, &zero);
 	if (!s || !regs)
-		return;
+		return false;
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
 	s->off_ns = now;
@@ -879,40 +889,78 @@ static __always_inline void sample_ustack(__u64 id, __u64 now)
 	copy_uregs(s->regs, regs);
 	/* The scratch is per CPU, not per thread: no end to remember. */
 	s->stack_end = 0;
-	n = copy_ustack(s->data, s->regs[7], cfg_dwarf_sample_bytes, &s->stack_end);
-	if (n > cfg_dwarf_sample_bytes)
-		n = cfg_dwarf_sample_bytes;
-	fix_uretprobes(s->data, s->regs[7], n, cfg_dwarf_sample_bytes);
+	n = copy_ustack(s->data, s->regs[7], max, &s->stack_end);
+	if (n > max)
+		n = max;
+	fix_uretprobes(s->data, s->regs[7], n, max);
 	s->stack_size = n;
 	fill_hdr(&s->hdr, GT_REC_USTACK, (__u16)(offsetof(struct gt_ustack, data) + n), now);
 	if (bpf_ringbuf_output(&events, s, offsetof(struct gt_ustack, data) + n,
 			       BPF_RB_NO_WAKEUP)) {
 		stat_inc(GT_STAT_USTACK_LOST);
-		return;
+		return false;
 	}
 	stat_inc(GT_STAT_USTACK_SENT);
 	stat_add(GT_STAT_USTACK_BYTES, n);
+	return true;
+}
+
+/*
+ * Whether the sample's user ip lies in code without frame pointers, where
+ * the fp walk loses the caller (malloc's internals in a stripped libc).  A
+ * sample inside a system call is left to the walk: the syscall says what
+ * the time is, and libc's wrappers leave %rbp alone.
+ */
+static __always_inline bool fpless_leaf(__u32 tgid, struct pt_regs *regs, bool kernel)
+{
+	struct gt_fpless *f;
+	__u64 ip;
+
+	if (!regs || (kernel && regs_syscall(regs, NULL) >= 0))
+		return false;
+	f = bpf_map_lookup_elem(&fpless, &tgid);
+	if (!f)
+		return false;
+	ip = BPF_CORE_READ(regs, ip);
+	for (int i = 0; i < GT_FPLESS_MAX; i++) {
+		if (i >= f->nr)
+			break;
+		if (ip >= f->start[i] && ip < f->end[i])
+			return true;
+	}
+	return false;
 }
 
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__s32 ustack_id, kstack_id;
+	__s32 ustack_id = -1, kstack_id;
 	struct gt_sample *rec;
 	struct pt_regs *regs;
-	bool kernel;
+	bool kernel, snap = false;
 	__u64 now;
 
 	if (!is_target(id >> 32))
 		return 0;
 	now = bpf_ktime_get_ns();
-	if (cfg_dwarf_sample_bytes)
-		sample_ustack(id, now);
 	/* The perf ctx allows only full-width loads of the saved registers. */
 	kernel = (*(__u64 *)&ctx->regs.cs & 3) == 0;
-	/* Walked before the record is reserved: a new id's frames must come first. */
-	ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks, STACK_SLOT_SAMPLE);
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (cfg_dwarf_sample_bytes) {
+		sample_ustack(id, now, cfg_dwarf_sample_bytes);
+	} else if (cfg_fpless_bytes && fpless_leaf(id >> 32, regs, kernel)) {
+		stat_inc(GT_STAT_FPLESS_SAMPLES);
+		snap = sample_ustack(id, now, cfg_fpless_bytes);
+	}
+	/*
+	 * Walked before the record is reserved: a new id's frames must come
+	 * first.  A snapshot replaces the user fp walk, which from code without
+	 * frame pointers loses the caller or follows a %rbp that is no frame
+	 * pointer there: skipping it pays for much of the copy.
+	 */
+	if (!snap)
+		ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks, STACK_SLOT_SAMPLE);
 	kstack_id = kernel ? get_stack(ctx, 0, cfg_kstacks, STACK_SLOT_SAMPLE) : -1;
 	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_SAMPLE);
 	if (!rec)
@@ -923,7 +971,6 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	rec->flags = kernel ? GT_SAMPLE_KERNEL : 0;
 	rec->ip = ctx->regs.ip;
 	rec->pcount = BPF_CORE_READ(bpf_get_current_task_btf(), sched_info.pcount);
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	rec->syscall_nr = kernel ? regs_syscall(regs, NULL) : -1;
 	rec->ustack_id = ustack_id;
 	rec->kstack_id = kstack_id;

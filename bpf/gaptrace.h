@@ -230,6 +230,22 @@ struct gt_loss {
 #define GT_USTACK_SAMPLE 0x1   /* gt_ustack.flags: taken by a CPU sample, not at switch-out */
 
 /*
+ * The executable ranges of a traced process that lie in objects without
+ * frame pointers (Debian's libc, libstdc++, ld.so), map fpless keyed by
+ * tgid, kept by the recorder: a CPU sample whose user ip falls in one gets a
+ * stack snapshot (GT_USTACK_SAMPLE) for the recorder to unwind with the
+ * object's CFI, as the frame-pointer walk loses the caller there.
+ */
+#define GT_FPLESS_MAX 24
+
+struct gt_fpless {
+	__u32 nr;
+	__u32 pad;
+	__u64 start[GT_FPLESS_MAX];
+	__u64 end[GT_FPLESS_MAX]; /* exclusive */
+};
+
+/*
  * A copy of a traced thread's user registers and the top of its user stack
  * (from sp upward), for unwinding with DWARF CFI in the recorder.  Taken at
  * switch-out and sent at switch-in, just before the gt_offcpu record it
@@ -293,6 +309,7 @@ enum gt_stat {
 	GT_STAT_USTACK_FULL,	 /* switch-outs with no snapshot slot (slot map full) */
 	GT_STAT_STACK_REUSED,	 /* switch-outs that reused their last stacks (no walk) */
 	GT_STAT_RB_PRESSURE,	 /* submits that found the ring buffer over cfg_wakeup_bytes */
+	GT_STAT_FPLESS_SAMPLES, /* CPU samples snapshotted: user ip in code without frame pointers */
 	GT_STAT_MAX
 };
 
@@ -360,6 +377,7 @@ _Static_assert(sizeof(struct gt_stack) == 32 + GT_STACK_DEPTH * 8, "gt_stack lay
 _Static_assert(sizeof(struct gt_name) == 32 + GT_NAME_MAX, "gt_name layout");
 _Static_assert(sizeof(struct gt_loss) == 48, "gt_loss layout");
 _Static_assert(sizeof(struct gt_ustack) == 16568, "gt_ustack layout");
+_Static_assert(sizeof(struct gt_fpless) == 8 + 16 * GT_FPLESS_MAX, "fpless map value layout");
 _Static_assert(sizeof(struct gt_offcpu_start) == 80, "offcpu map value layout");
 _Static_assert(sizeof(struct gt_call_start) == 16, "calls map value layout");
 

@@ -546,6 +546,49 @@ static void test_gap_samples_split_oncpu(void **state)
 	an_result__free(r);
 }
 
+/*
+ * A CPU sample unwound out of a libc without symbols for its internals
+ * (issue #13): the leaf is unnamed, the allocator's entry point is the frame
+ * that says allocator, whatever the allocator and however it is spelt.
+ */
+static void test_gap_allocator_entry_in_chain(void **state)
+{
+	static const char *const entries[] = {
+	    "_ZnwmRKSt9nothrow_t",
+	    "operator delete(void*, unsigned long)",
+	    "_ZdaPvSt11align_val_t",
+	    "mallocx",
+	    "sdallocx",
+	    "_rjem_malloc",
+	    "__rg_alloc",
+	    "tcmalloc::tcmalloc_internal::Sampler",
+	    "__libc_pvalloc",
+	    "munmap_chunk",
+	};
+	static const char *const app[] = {NULL, "compute_sum", "main"};
+	struct synth s;
+	struct an_result *r;
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	for (int i = 0; i < 10; i++) {
+		const char *names[] = {NULL, entries[i], "main"};
+		uint64_t ips[] = {0x7f0000001000 + (uint64_t)i * 16,
+				  0x7f0000100000 + (uint64_t)i * 16, 0x400200};
+
+		synth_stack_n(&s, 20 + i, false, ips, names, "/lib/libc.so.6", 3);
+	}
+	synth_stack_n(&s, 40, false, (const uint64_t[]){0x7f0000002000, 0x400300, 0x400200}, app,
+		      "/usr/bin/app", 3);
+	/* 20 samples, 1 ms each: ten through an allocator entry, ten through compute_sum. */
+	for (int i = 11; i <= 30; i++)
+		synth_sample(&s, 10, T0 + (uint64_t)i * MS, i <= 20 ? 20 + (i - 11) : 40);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_ALLOC, 10 * MS);
+	assert_cat(&r->gaps[0], GT_CAT_CPU, 10 * MS);
+	an_result__free(r);
+}
+
 static void test_gap_lost_data_is_unknown(void **state)
 {
 	struct synth s;
@@ -1388,6 +1431,7 @@ int main(void)
 	    cmocka_unit_test(test_gap_allocator_offcpu_and_uprobe),
 	    cmocka_unit_test(test_gap_cuda_alloc_api_is_allocator),
 	    cmocka_unit_test(test_gap_samples_split_oncpu),
+	    cmocka_unit_test(test_gap_allocator_entry_in_chain),
 	    cmocka_unit_test(test_gap_lost_data_is_unknown),
 	    cmocka_unit_test(test_gap_running_without_samples_is_unknown),
 	    cmocka_unit_test(test_gap_sparse_samples_same_pcount_is_cpu),

@@ -409,6 +409,60 @@ static void test_sample(void **state)
 }
 
 /*
+ * A CPU sample in code without frame pointers sends a snapshot and no
+ * walked stack (ustack_id -1): even a one-frame unwinding is its user
+ * stack.  Where BPF did walk (--dwarf-samples), a one-frame unwinding does
+ * not replace the walked stack.  The snapshots are of this process, with
+ * an ip in no mapping and no stack bytes: the unwinding stops at the leaf.
+ */
+static void test_sample_snapshot_alone(void **state)
+{
+	struct fx *f = *state;
+	struct gt_ustack *u = calloc(1, sizeof(*u));
+	struct gt_sample smp = {
+	    .hdr = {GT_REC_SAMPLE, sizeof(smp), 0, 7000},
+	    .pid = (uint32_t)getpid(),
+	    .tid = (uint32_t)gettid(),
+	    .syscall_nr = -1,
+	    .ustack_id = -1,
+	    .kstack_id = -1,
+	    .ip = 0x1000,
+	};
+	struct gt_sample got;
+
+	assert_non_null(u);
+	f->sink.cfg.unw = unwinder__new();
+	u->hdr = (struct gt_hdr){GT_REC_USTACK, offsetof(struct gt_ustack, data), 0, 7000};
+	u->pid = smp.pid;
+	u->tid = smp.tid;
+	u->off_ns = 7000;
+	u->flags = GT_USTACK_SAMPLE;
+	u->regs[7] = 0x7ff000000000;
+	u->regs[16] = 0x1000;
+	record_sink__feed(&f->sink, u, u->hdr.size);
+	record_sink__feed(&f->sink, &smp, sizeof(smp));
+	/* The same with a walked stack (id 7): the walk stays. */
+	u->hdr.ts_ns = u->off_ns = smp.hdr.ts_ns = 8000;
+	feed_stack(f, 7, smp.pid, false, user_ips, 2);
+	smp.ustack_id = 7;
+	record_sink__feed(&f->sink, u, u->hdr.size);
+	record_sink__feed(&f->sink, &smp, sizeof(smp));
+	read_back(f);
+	assert_int_equal(f->nevents, 2);
+	memcpy(&got, f->events[0], sizeof(got));
+	assert_true(got.ustack_id >= GT_STACK_DWARF_BASE);
+	assert_int_equal(f->nstacks, 2);
+	assert_int_equal(f->stacks[0].id, got.ustack_id);
+	assert_int_equal(f->stacks[0].nr, 1);
+	assert_true(f->stacks[0].ips[0] == 0x1000);
+	memcpy(&got, f->events[1], sizeof(got));
+	assert_int_equal(got.ustack_id, 7);
+	unwinder__free(f->sink.cfg.unw);
+	f->sink.cfg.unw = NULL;
+	free(u);
+}
+
+/*
  * Stacks that last (#12): the kernel forgets stacks (LRU) and makes a new id
  * when one comes back, never reusing an id.  An off-CPU record leaves at
  * switch-in, long after its switch-out took the id: a late record must still
@@ -622,6 +676,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_offcpu_with_stacks, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_inlines_deferred, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_sample, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_sample_snapshot_alone, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_stack_ids_resent_and_late, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_batch_split, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_name_task_runt, fx_setup, fx_teardown),

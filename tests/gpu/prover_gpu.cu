@@ -388,7 +388,7 @@ static void usage(FILE *f)
 	    "GPU activity reaches gaptrace through libgaptrace-cupti.so.\n"
 	    "\n"
 	    "  -s, --scenario NAME   none, lock, trim, munmap, sched, sleep, cpu, io, mixed,\n"
-	    "                        chain, timer, wakeup, counter (default: none)\n"
+	    "                        chain, timer, wakeup, counter, heap (default: none)\n"
 	    "  -n, --units N         work units (partitions) (default: 10)\n"
 	    "      --duration-s S    run for S seconds instead (--units then only caps the\n"
 	    "                        count); the last unit is the one that starts after S\n"

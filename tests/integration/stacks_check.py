@@ -39,6 +39,10 @@ def main():
         kv = dict(x.split("=", 1) for x in f if "=" in x)
         uid = int(f[f.index("ustack") + 1]) if "ustack" in f else -1
         kid = int(f[f.index("kstack") + 1]) if "kstack" in f else -1
+        # A sample in code without frame pointers (libc) has a stack unwound
+        # from its snapshot (issue #13), which dump prints as ustack_dwarf.
+        if "ustack_dwarf" in kv:
+            kv["ustack_frames"] = kv["ustack_dwarf"]
         if uid >= 0 and "ustack_frames" not in kv:
             bad.append("ustack %d has no frames" % uid)
         if kid >= 0 and "kstack_frames" not in kv:

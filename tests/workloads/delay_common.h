@@ -103,12 +103,13 @@ enum scenario {
 	SC_TIMER,
 	SC_WAKEUP,
 	SC_COUNTER,
+	SC_HEAP,
 	SC_COUNT,
 };
 
 DELAY_STATIC const char *const scenario_names[SC_COUNT] = {
     "none", "lock",  "trim",  "munmap", "sched",  "sleep",   "cpu",
-    "io",   "mixed", "chain", "timer",	"wakeup", "counter",
+    "io",   "mixed", "chain", "timer",	"wakeup", "counter", "heap",
 };
 
 enum delay_kind {
@@ -124,16 +125,17 @@ enum delay_kind {
 	DELAY_EPOLL_WAKEUP,
 	DELAY_COUNTER_WAKEUP,
 	DELAY_PINNED, /* prover_gpu --pinned-gap-mib: cudaHostAlloc + cudaFreeHost */
+	DELAY_HEAP,   /* malloc/free churn and mmap(MAP_POPULATE)/munmap rounds */
 };
 
 DELAY_STATIC const char *const delay_names[] = {
-    "lock", "trim",	   "munmap",	  "sched",	  "sleep",	    "cpu",
-    "io",   "epoll-timer", "futex-timer", "epoll-wakeup", "counter-wakeup", "pinned",
+    "lock",	   "trim",	  "munmap",	  "sched",	    "sleep",  "cpu",  "io",
+    "epoll-timer", "futex-timer", "epoll-wakeup", "counter-wakeup", "pinned", "heap",
 };
 /* The wakeups: the notifier's CPU time, which the waiting worker's gap is. */
 DELAY_STATIC const char *const delay_categories[] = {
-    "lock", "allocator", "allocator", "scheduler", "sleep", "cpu",
-    "io",   "sleep",	 "sleep",     "cpu",	   "cpu",   "allocator",
+    "lock",  "allocator", "allocator", "scheduler", "sleep",	 "cpu",	      "io",
+    "sleep", "sleep",	  "cpu",       "cpu",	    "allocator", "allocator",
 };
 
 struct delay_opts {
@@ -1420,6 +1422,65 @@ DELAY_STATIC void *notifier_main(void *arg)
 	return NULL;
 }
 
+/* ---- heap: on-CPU allocator work inside libc ---- */
+
+#define HEAP_SLOTS	 4096
+#define HEAP_MAP_BYTES	 (2u << 20) /* each round's mmap(MAP_POPULATE) + munmap */
+#define HEAP_MAP_ROUNDS	 4	    /* a mapping every this many churn rounds */
+#define HEAP_CONSOLIDATE 200000	    /* a largebin request: consolidates the fastbins */
+
+DELAY_STATIC void *heap_slots[HEAP_SLOTS];
+
+/*
+ * One churn round: blocks of 16 B to 1 KiB, far more per size than the
+ * tcache keeps (7), freed in a scattered order so that neighbours merge
+ * (_int_free, unlink_chunk), then a large request that consolidates the
+ * fastbins (malloc_consolidate).  The loop itself is a few instructions per
+ * call: the time is libc's.
+ */
+DELAY_STATIC void heap_churn_round(unsigned int round)
+{
+	void *big;
+
+	for (unsigned int i = 0; i < HEAP_SLOTS; i++)
+		heap_slots[i] = malloc(16 + ((i * 40503u + round) & 1008));
+	for (unsigned int i = 0; i < HEAP_SLOTS; i++)
+		free(heap_slots[(i * 1021u) & (HEAP_SLOTS - 1)]);
+	big = malloc(HEAP_CONSOLIDATE);
+	free(big);
+}
+
+/*
+ * heap: malloc/free churn for target ns, with an mmap(MAP_POPULATE) and
+ * munmap of HEAP_MAP_BYTES every HEAP_MAP_ROUNDS rounds: on-CPU allocator
+ * time in a libc without symbols for its internals, the case issue #13 found
+ * counted as cpu.
+ */
+DELAY_STATIC void delay_heap(unsigned int gap, uint64_t target)
+{
+	uint64_t rd0, rd1, start, end, bytes = 0;
+	unsigned int round = 0;
+	void *p;
+
+	rd0 = run_delay();
+	start = now_ns();
+	end = start;
+	while (end - start < target) {
+		if (round % HEAP_MAP_ROUNDS == 0) {
+			p = mmap(NULL, HEAP_MAP_BYTES, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+			if (p == MAP_FAILED)
+				die("mmap");
+			munmap(p, HEAP_MAP_BYTES);
+			bytes += HEAP_MAP_BYTES;
+		}
+		heap_churn_round(round++);
+		end = now_ns();
+	}
+	rd1 = run_delay();
+	record(gap, DELAY_HEAP, start, end, rd0, rd1, target, bytes);
+}
+
 DELAY_STATIC void delay_gap(unsigned int gap)
 {
 	uint64_t d = gap_target(gap);
@@ -1464,6 +1525,9 @@ DELAY_STATIC void delay_gap(unsigned int gap)
 	case SC_WAKEUP:
 	case SC_COUNTER:
 		delay_wakeup(gap, d);
+		break;
+	case SC_HEAP:
+		delay_heap(gap, d);
 		break;
 	case SC_COUNT:
 		break;
@@ -1575,7 +1639,8 @@ DELAY_STATIC enum scenario parse_scenario(const char *s)
 			break;
 	if (i == SC_COUNT)
 		bad_usage("unknown --scenario '%s': use none, lock, trim, "
-			  "munmap, sched, sleep, cpu, io, mixed, chain, timer, wakeup or counter",
+			  "munmap, sched, sleep, cpu, io, mixed, chain, timer, wakeup, counter "
+			  "or heap",
 			  s);
 	return (enum scenario)i;
 }

@@ -55,6 +55,10 @@
  *   counter  FUTEX_WAIT_BITSET on a sequence word the notifier bumps after
  *            D ms of CPU work; in gap 2 the word is waited on at 2, the
  *            value of a contended lock: still a hand-off            -> cpu
+ *   heap     malloc/free churn (thousands of small blocks: _int_free,
+ *            unlink_chunk, malloc_consolidate) with an mmap(MAP_POPULATE)
+ *            + munmap of 2 MiB every 4 rounds, for D ms, on-CPU inside a
+ *            libc without symbols for its internals             -> allocator
  *
  * Ground truth (--truth): one JSON object, schema gaptrace.truth/1, written at
  * exit.  Every window is bracketed by CLOCK_MONOTONIC reads and by reads of
@@ -260,7 +264,7 @@ static void usage(FILE *f)
 		"into the GPU idle gaps between units and writes the ground truth.\n"
 		"\n"
 		"  -s, --scenario NAME   none, lock, trim, munmap, sched, sleep, cpu, io, mixed,\n"
-		"                        chain, timer, wakeup, counter (default: none)\n"
+		"                        chain, timer, wakeup, counter, heap (default: none)\n"
 		"  -n, --units N         work units (partitions) (default: 10)\n"
 		"  -k, --kernels K       kernels per unit (default: 8)\n"
 		"  -u, --kernel-us U     duration of each kernel in us (default: 2000)\n"

@@ -28,6 +28,7 @@
 #include "record/gpu.h"
 #include "record/record_priv.h"
 #include "record/sysprobe.h"
+#include "record/fpless.h"
 #include "record/unwind.h"
 #include "support/util.h"
 #include "symbols/syms.h"
@@ -81,6 +82,8 @@ static void sink_task(void *ctx, uint32_t pid, bool exec)
 
 	if (exec)
 		syms_cache__forget(r->syms, pid);
+	if (r->fpless)
+		fpless__update(r->fpless, (pid_t)pid);
 	r->rescan = true;
 	/* The loader maps the libraries just after exec: look again soon. */
 	r->rescan_at_ns = gt_now_mono_ns() + 20 * NSEC_PER_MSEC;
@@ -379,6 +382,8 @@ static int run_loop(struct recorder *r)
 				gt_dbg("rescan of pid %d failed", r->pid);
 			if (r->unw && !r->target_gone)
 				unwinder__prepare(r->unw, (uint32_t)r->pid);
+			/* The target (registered at the start) and the children it made. */
+			fpless__rescan(r->fpless);
 			if (r->o->gpu.injected && !r->o->gpu.uprobes && !r->target_gone)
 				check_cupti(r);
 			r->rescan = false;
@@ -437,6 +442,7 @@ static uint32_t stack_id_shift(void)
 static int setup_bpf(struct recorder *r)
 {
 	struct record_opts *o = r->o;
+	uint32_t scratch;
 	int err;
 
 	r->skel = gaptrace_bpf__open();
@@ -454,10 +460,13 @@ static int setup_bpf(struct recorder *r)
 	r->skel->rodata->cfg_dwarf_bytes = o->dwarf ? o->stack_bytes : 0;
 	r->skel->rodata->cfg_dwarf_sample_bytes = o->dwarf ? o->dwarf_sample_bytes : 0;
 	r->skel->rodata->cfg_dwarf_min_ns = o->dwarf_min_ns;
+	r->skel->rodata->cfg_fpless_bytes = o->cfi_sample_bytes;
+	/* The per-CPU scratch holds a switch-out's or a sample's snapshot, whichever is larger. */
+	scratch = GT_MAX(o->dwarf ? o->stack_bytes : 8, o->cfi_sample_bytes);
 	bpf_map__set_value_size(r->skel->maps.ustack_slots,
 				offsetof(struct gt_ustack, data) + (o->dwarf ? o->stack_bytes : 8));
 	bpf_map__set_value_size(r->skel->maps.ustack_scratch,
-				offsetof(struct gt_ustack, data) + (o->dwarf ? o->stack_bytes : 8));
+				offsetof(struct gt_ustack, data) + scratch);
 	bpf_map__set_max_entries(r->skel->maps.ustack_slots, o->dwarf ? DWARF_SLOTS : 1);
 	err = gaptrace_bpf__load(r->skel);
 	if (err) {
@@ -600,10 +609,12 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	r.syms = syms_cache__new();
-	if (o.dwarf)
+	if (o.dwarf || o.cfi_sample_bytes)
 		r.unw = unwinder__new();
-	else if (o.stacks)
+	if (!o.dwarf && o.stacks)
 		record__audit_exe(&r);
+	if (o.cfi_sample_bytes)
+		r.fpless = fpless__new(bpf_map__fd(r.skel->maps.fpless), o.cfi_all);
 	r.att = attacher__new(r.skel, &o.probes);
 	r.start_ns = gt_now_mono_ns();
 	record__header_kv(&r, &kv, argc, argv);
@@ -662,6 +673,8 @@ int cmd_record(int argc, char **argv)
 		gt_err("pid %d exited while gaptrace was attaching", r.pid);
 		goto cleanup;
 	}
+	if (r.fpless)
+		fpless__update(r.fpless, r.pid);
 	if (!o.cmd) {
 		record__emit_threads(&r, r.pid);
 		record__emit_mappings(&r, r.pid);
@@ -775,6 +788,7 @@ cleanup:
 	syms_cache__free(r.syms);
 	unwinder__free(r.unw);
 	fp_audit__free(r.fpa);
+	fpless__free(r.fpless);
 	if (r.pidfd >= 0)
 		close(r.pidfd);
 	capture_buf__free(&kv);

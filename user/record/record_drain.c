@@ -64,7 +64,7 @@ void record__drain_open_intervals(struct recorder *r)
 		gt_offcpu_from_start(&o, &si);
 		o.on_ns = r->end_ns;
 		o.flags |= GT_OFF_PARTIAL_END;
-		if (r->unw && o.off_ns && r->end_ns - o.off_ns >= r->o->dwarf_min_ns)
+		if (r->o->dwarf && r->unw && o.off_ns && r->end_ns - o.off_ns >= r->o->dwarf_min_ns)
 			dwarf_open_interval(r, &o);
 		o.ustack_id = record_sink__stack_id(&r->sink, o.ustack_id);
 		o.kstack_id = record_sink__stack_id(&r->sink, o.kstack_id);

@@ -120,10 +120,9 @@ static const struct stat_key bpf_keys[] = {
 };
 
 static const struct stat_key dwarf_keys[] = {
-    {"dwarf.snapshots", GT_STAT_USTACK_SENT},
-    {"dwarf.bytes", GT_STAT_USTACK_BYTES},
-    {"dwarf.dropped", GT_STAT_USTACK_LOST},
-    {"dwarf.no_slot", GT_STAT_USTACK_FULL},
+    {"dwarf.snapshots", GT_STAT_USTACK_SENT},	      {"dwarf.bytes", GT_STAT_USTACK_BYTES},
+    {"dwarf.dropped", GT_STAT_USTACK_LOST},	      {"dwarf.no_slot", GT_STAT_USTACK_FULL},
+    {"dwarf.fpless_samples", GT_STAT_FPLESS_SAMPLES},
 };
 
 static void kv_stats(struct capture_buf *kv, const struct recorder *r, const struct stat_key *keys,
@@ -194,10 +193,11 @@ void record__report_cpu(struct recorder *r)
 
 		unwinder__stats(r->unw, &us);
 		n = r->stats[GT_STAT_USTACK_SENT];
-		gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU); dwarf: "
+		gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU); %s: "
 			"%llu snapshots (%s, %llu B each in the ring buffer), %llu unwound (%.0f "
 			"us each), %llu dropped, %llu without a slot",
 			user, sys, secs > 0 ? 100.0 * (user + sys) / secs : 0.0,
+			r->o->dwarf ? "dwarf" : "samples in code without frame pointers",
 			(unsigned long long)n,
 			gt_fmt_bytes(r->stats[GT_STAT_USTACK_BYTES], size, sizeof(size)),
 			(unsigned long long)(n ? offsetof(struct gt_ustack, data) +

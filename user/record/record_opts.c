@@ -14,6 +14,7 @@
 #include "support/util.h"
 
 #define DWARF_SAMPLE_BYTES 4096 /* snapshot per CPU sample with --dwarf-samples */
+#define CFI_SAMPLE_BYTES   1024 /* default --cfi-samples: see README, "Code without frame pointers" */
 
 static void usage(FILE *f)
 {
@@ -62,6 +63,22 @@ static void usage(FILE *f)
 		"                          16K); deeper frames are lost\n"
 		"      --dwarf-min DUR     unwind only off-CPU intervals this long (default 1ms)\n"
 		"      --dwarf-samples     dwarf stacks for CPU samples too (4K snapshot each)\n"
+		"      --cfi-samples SIZE|off\n"
+		"                          CPU samples whose user ip lies in code without\n"
+		"                          frame pointers (a stripped libc's malloc internals)\n"
+		"                          copy SIZE of stack (default 1K; glibc's malloc\n"
+		"                          paths need < 400 bytes) in place of the fp walk,\n"
+		"                          unwound by gaptrace with the code's CFI, so the\n"
+		"                          caller (malloc, free) is found; frames beyond SIZE\n"
+		"                          are lost.  Other samples keep the fp walk.  off:\n"
+		"                          fp walk only (no unwinding in gaptrace, ~8 us of its\n"
+		"                          CPU per such sample; those callers are lost)\n"
+		"      --cfi-objects system|all\n"
+		"                          which code --cfi-samples covers: system (default):\n"
+		"                          the system libraries (/lib, /usr/lib: libc,\n"
+		"                          libstdc++, ld.so); all: the program's own objects\n"
+		"                          built without frame pointers too (every sample in\n"
+		"                          them pays for a snapshot and an unwinding)\n"
 		"      --no-follow         do not trace processes the target forks\n"
 		"      --ringbuf-size SIZE BPF ring buffer size (power of 2; default 64M when\n"
 		"                          the CUPTI library may be used, else 16M)\n"
@@ -107,6 +124,8 @@ enum {
 	OPT_STACK_BYTES,
 	OPT_DWARF_MIN,
 	OPT_DWARF_SAMPLES,
+	OPT_CFI_SAMPLES,
+	OPT_CFI_OBJECTS,
 	OPT_NO_FOLLOW,
 	OPT_RINGBUF,
 	OPT_MIN_GAP,
@@ -136,6 +155,8 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	    {"stack-bytes", required_argument, NULL, OPT_STACK_BYTES},
 	    {"dwarf-min", required_argument, NULL, OPT_DWARF_MIN},
 	    {"dwarf-samples", no_argument, NULL, OPT_DWARF_SAMPLES},
+	    {"cfi-samples", required_argument, NULL, OPT_CFI_SAMPLES},
+	    {"cfi-objects", required_argument, NULL, OPT_CFI_OBJECTS},
 	    {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
 	    {"ringbuf-size", required_argument, NULL, OPT_RINGBUF},
 	    {"min-gap", required_argument, NULL, OPT_MIN_GAP},
@@ -150,6 +171,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	};
 	static const char *const samplers[] = {"cpu", "thread", NULL};
 	static const char *const stacks[] = {"fp", "dwarf", "none", NULL};
+	static const char *const cfi_objects[] = {"system", "all", NULL};
 	char err[256];
 	int c, k;
 
@@ -163,6 +185,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	o->stacks = true;
 	o->stack_bytes = 8192;
 	o->dwarf_min_ns = NSEC_PER_MSEC;
+	o->cfi_sample_bytes = CFI_SAMPLE_BYTES;
 	o->default_probes = true;
 	o->follow_children = true;
 	o->progress = -1;
@@ -262,6 +285,24 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_DWARF_SAMPLES:
 			o->dwarf_sample_bytes = DWARF_SAMPLE_BYTES;
 			break;
+		case OPT_CFI_SAMPLES: {
+			uint64_t v = 0;
+
+			if (strcmp(optarg, "off") &&
+			    (gt_parse_size(optarg, &v) || v < 256 || v > GT_USTACK_MAX)) {
+				gt_err("bad --cfi-samples '%s': use off or 256 to %uK, e.g. 2K",
+				       optarg, GT_USTACK_MAX / 1024);
+				return -1;
+			}
+			o->cfi_sample_bytes = (uint32_t)v;
+			break;
+		}
+		case OPT_CFI_OBJECTS:
+			k = gt_opt_choice("--cfi-objects", optarg, cfi_objects);
+			if (k < 0)
+				return -1;
+			o->cfi_all = k == 1;
+			break;
 		case OPT_NO_FOLLOW:
 			o->follow_children = false;
 			break;
@@ -317,6 +358,9 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 		return -1;
 	}
 	o->dwarf_sample_bytes = GT_MIN(o->dwarf_sample_bytes, o->stack_bytes);
+	/* No user stacks, or every sample snapshotted already (--dwarf-samples). */
+	if (!o->stacks || o->dwarf_sample_bytes)
+		o->cfi_sample_bytes = 0;
 	if (!o->pid == !o->cmd) {
 		gt_err(o->pid ? "give either -p PID or -- COMMAND, not both"
 			      : "nothing to trace: give -p PID or -- COMMAND (see --help)");

@@ -23,6 +23,7 @@
 struct gaptrace_bpf;
 struct ring_buffer;
 struct syms_cache;
+struct fpless;
 
 struct record_opts {
 	pid_t pid;
@@ -38,6 +39,8 @@ struct record_opts {
 	uint32_t stack_bytes;	     /* --stack-bytes */
 	uint64_t dwarf_min_ns;	     /* --dwarf-min */
 	uint32_t dwarf_sample_bytes; /* --dwarf-samples: snapshot size, 0 off */
+	uint32_t cfi_sample_bytes;   /* --cfi-samples: snapshot size in fp-less code, 0 off */
+	bool cfi_all;		     /* --cfi-objects all: not only the system libraries */
 	bool default_probes;
 	bool follow_children;
 	int progress; /* -1 auto (tty), 0 off, 1 on */
@@ -79,8 +82,9 @@ struct recorder {
 	int target_status; /* launch mode: wait status */
 	const char *exe;   /* launch mode: the resolved command */
 	const char *stop_reason;
-	struct unwinder *unw; /* --stacks dwarf */
-	struct fp_audit *fpa; /* --stacks fp */
+	struct unwinder *unw;  /* --stacks dwarf, --cfi-samples */
+	struct fpless *fpless; /* --cfi-samples */
+	struct fp_audit *fpa;  /* --stacks fp */
 };
 
 /* record_opts.c: parses argv into o (defaults first): 0 or -1 after a one-line error. */

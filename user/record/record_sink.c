@@ -142,13 +142,9 @@ void record_sink__put(struct record_sink *s, const void *rec, size_t size)
 	s->events++;
 }
 
-/*
- * Unwinds a stack snapshot into a STACKS entry (with its symbols) and keeps
- * its id for the record it belongs to.  Fewer than two frames is no better
- * than the frame-pointer stack that record already has.
- */
-int32_t record_sink__dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t tid,
-				 const __u64 *uregs, const void *stack, size_t len)
+/* Unwinds a snapshot into a STACKS entry of at least min frames: its id, or -1. */
+static int32_t dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t tid, const __u64 *uregs,
+			   const void *stack, size_t len, int min, uint16_t *nr)
 {
 	uint64_t ips[GT_STACK_DEPTH], regs[GT_UREGS_NR];
 	bool fresh;
@@ -158,8 +154,9 @@ int32_t record_sink__dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t t
 	for (int i = 0; i < GT_UREGS_NR; i++)
 		regs[i] = uregs[i];
 	n = unwinder__unwind(s->cfg.unw, pid, tid, regs, stack, len, ips, GT_STACK_DEPTH);
-	if (n < 2)
+	if (n < min || n < 1)
 		return -1;
+	*nr = (uint16_t)n;
 	id = unwinder__intern(s->cfg.unw, pid, ips, (uint16_t)n, &fresh);
 	if (id >= 0 && fresh) {
 		capture_buf__stack_flags(&s->stacks_buf, id, pid, GT_STACK_DWARF, ips, (uint16_t)n);
@@ -169,15 +166,35 @@ int32_t record_sink__dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t t
 	return id;
 }
 
+/*
+ * Unwinds a stack snapshot into a STACKS entry (with its symbols) and keeps
+ * its id for the record it belongs to.  Fewer than two frames is no better
+ * than the frame-pointer stack that record already has.
+ */
+int32_t record_sink__dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t tid,
+				 const __u64 *uregs, const void *stack, size_t len)
+{
+	uint16_t nr;
+
+	return dwarf_stack(s, pid, tid, uregs, stack, len, 2, &nr);
+}
+
 static void note_ustack(struct record_sink *s, const struct gt_ustack *u, size_t size)
 {
+	uint16_t nr = 0;
 	size_t len;
 	int32_t id;
 
 	if (!s->cfg.unw || size < offsetof(struct gt_ustack, data))
 		return;
 	len = GT_MIN((size_t)u->stack_size, size - offsetof(struct gt_ustack, data));
-	id = record_sink__dwarf_stack(s, u->pid, u->tid, u->regs, u->data, len);
+	/*
+	 * A sample's snapshot may stand alone (BPF skips the fp walk of a
+	 * sample in code without frame pointers): one frame is kept for it,
+	 * and feed_stacks prefers a walked stack to that.
+	 */
+	id = dwarf_stack(s, u->pid, u->tid, u->regs, u->data, len,
+			 (u->flags & GT_USTACK_SAMPLE) ? 1 : 2, &nr);
 	if (id >= 0) {
 		struct record_sink_pending *p =
 		    &s->dwarf_pend[u->tid % GT_ARRAY_SIZE(s->dwarf_pend)];
@@ -186,15 +203,18 @@ static void note_ustack(struct record_sink *s, const struct gt_ustack *u, size_t
 		p->sample = u->flags & GT_USTACK_SAMPLE;
 		p->ts = u->off_ns;
 		p->id = id;
+		p->nr = nr;
 	}
 }
 
-/* The DWARF stack id unwound for (tid, ts), or -1. */
-static int32_t dwarf_take(struct record_sink *s, uint32_t tid, uint64_t ts, bool sample)
+/* The DWARF stack id unwound for (tid, ts), or -1; a one-frame one only where BPF walked none. */
+static int32_t dwarf_take(struct record_sink *s, uint32_t tid, uint64_t ts, bool sample,
+			  int32_t walked)
 {
 	struct record_sink_pending *p = &s->dwarf_pend[tid % GT_ARRAY_SIZE(s->dwarf_pend)];
 
-	if (!s->cfg.unw || p->tid != tid || p->ts != ts || !p->sample != !sample || p->id < 0)
+	if (!s->cfg.unw || p->tid != tid || p->ts != ts || !p->sample != !sample || p->id < 0 ||
+	    (p->nr < 2 && walked >= 0))
 		return -1;
 	p->tid = 0;
 	s->dwarf_used++;
@@ -273,7 +293,7 @@ static void split_batch(struct record_sink *s, const struct gt_gpu_batch *b, siz
 static bool feed_stacks(struct record_sink *s, const struct gt_hdr *h, uint32_t tid, uint64_t ts,
 			bool sample, int32_t ustack_id, int32_t kstack_id, size_t uoff, size_t koff)
 {
-	int32_t dw = dwarf_take(s, tid, ts, sample);
+	int32_t dw = dwarf_take(s, tid, ts, sample, ustack_id);
 	int32_t uid = dw >= 0 ? dw : record_sink__stack_id(s, ustack_id);
 	int32_t kid = record_sink__stack_id(s, kstack_id);
 

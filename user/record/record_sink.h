@@ -67,6 +67,7 @@ struct record_sink_pending {
 	uint32_t sample; /* GT_USTACK_SAMPLE */
 	uint64_t ts;	 /* off_ns, or the sample's ts */
 	int32_t id;
+	uint16_t nr; /* its frames */
 };
 
 struct record_sink {

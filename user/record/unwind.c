@@ -90,10 +90,26 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 	return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
 }
 
+/*
+ * GAPTRACE_DEBUGINFO_PATH=none: no separate debug files, only the CFI the
+ * mapped objects carry (.eh_frame), as on a machine without debug packages.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const char *env = getenv("GAPTRACE_DEBUGINFO_PATH");
+
+	if (env && !strcmp(env, "none"))
+		return -1;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
+
 static char *debuginfo_path;
 static const Dwfl_Callbacks proc_callbacks = {
     .find_elf = find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_debuginfo,
     .debuginfo_path = &debuginfo_path,
 };
 
@@ -557,7 +573,7 @@ void fp_audit__stack(struct fp_audit *a, uint16_t nr)
 		a->shallow++;
 }
 
-static bool system_object(const char *path)
+bool unwind_system_object(const char *path)
 {
 	static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"};
 
@@ -584,7 +600,7 @@ unsigned fp_audit__report(struct fp_audit *a, uint64_t bytes_per_interval)
 
 		if (o->fp != 0)
 			continue;
-		if (!o->main && system_object(o->path)) {
+		if (!o->main && unwind_system_object(o->path)) {
 			/* Distribution libraries: usually without, nothing to rebuild. */
 			gt_dbg("%s has no frame pointers (%u of %u functions): its callers' "
 			       "frames may be missing from fp stacks",

@@ -69,6 +69,9 @@ void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
  */
 int unwind_elf_frame_pointers(const char *path, unsigned *checked, unsigned *with_fp);
 
+/* Whether a mapped path lies in the system library folders (/lib, /usr/lib, ...). */
+bool unwind_system_object(const char *path);
+
 /*
  * Frame-pointer audit of an fp recording: objects seen in user stacks (and
  * the traced executables) are checked once; the stack depths are counted as
