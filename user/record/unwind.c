@@ -21,6 +21,7 @@
 #include "gaptrace.h"
 #include "record/unwind.h"
 #include "support/procfs.h"
+#include "symbols/dwmod.h"
 #include "support/util.h"
 
 #define MAX_PROCS      64		     /* processes with a live Dwfl (LRU beyond) */
@@ -93,12 +94,13 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 /*
  * GAPTRACE_DEBUGINFO_PATH=none: no separate debug files, only the CFI the
  * mapped objects carry (.eh_frame), as on a machine without debug packages.
+ * Any other value is dwfl's search path, as for symbols (syms.c).
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	const char *env = getenv("GAPTRACE_DEBUGINFO_PATH");
+	const char *env = getenv(DWMOD_PATH_ENV);
 
 	if (env && !strcmp(env, "none"))
 		return -1;
@@ -239,7 +241,10 @@ static struct unw_proc *proc_get(struct unwinder *u, uint32_t pid)
 struct unwinder *unwinder__new(void)
 {
 	struct unwinder *u = gt_xcalloc(1, sizeof(*u));
+	const char *env = getenv(DWMOD_PATH_ENV);
 
+	if (env && *env && strcmp(env, "none") && !debuginfo_path)
+		debuginfo_path = gt_xstrdup(env);
 	u->next_id = GT_STACK_DWARF_BASE;
 	return u;
 }
