@@ -181,6 +181,12 @@ enum gt_task_event {
 	GT_TASK_RENAME = 4,
 	GT_TASK_EXEC = 5,
 	GT_TASK_SEEN = 6, /* recorder: thread existed when tracing began */
+	/*
+	 * The loader changed its link map (a dlopen/dlclose, the start-up
+	 * libraries): the recorder looks for new probe sites at once.  Ring
+	 * buffer only, never written to a capture.
+	 */
+	GT_TASK_LOADED = 7,
 };
 
 struct gt_task {

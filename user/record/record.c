@@ -79,11 +79,13 @@ static void sink_task(void *ctx, uint32_t pid, bool exec)
 {
 	struct recorder *r = ctx;
 
-	if (exec)
+	if (exec) {
 		syms_cache__forget(r->syms, pid);
-	r->rescan = true;
-	/* The loader maps the libraries just after exec: look again soon. */
-	r->rescan_at_ns = gt_now_mono_ns() + 20 * NSEC_PER_MSEC;
+		/* The loader maps the libraries just after exec (its hook says so too). */
+		r->rescan_at_ns = gt_now_mono_ns() + 20 * NSEC_PER_MSEC;
+	}
+	/* Scanned as soon as this drain round ends: a new process or new code. */
+	record__follow_note(r, (pid_t)pid);
 }
 
 static const struct record_sink_ops sink_ops = {
@@ -319,7 +321,7 @@ static void check_cupti(struct recorder *r)
 static int run_loop(struct recorder *r)
 {
 	uint64_t now;
-	bool due;
+	bool due, all;
 
 	for (;;) {
 		int timeout_ms = 100, err;
@@ -356,17 +358,17 @@ static int run_loop(struct recorder *r)
 			r->last_flush_ns = now;
 		}
 		due = r->rescan_at_ns && now >= r->rescan_at_ns;
-		if (r->rescan || due || now - r->last_rescan_ns >= RESCAN_NS) {
+		all = due || now - r->last_rescan_ns >= RESCAN_NS;
+		if (r->rescan || all) {
 			if (due)
 				r->rescan_at_ns = 0;
-			if (attacher__scan(r->att, r->pid) < 0 && !r->target_gone)
-				gt_dbg("rescan of pid %d failed", r->pid);
-			if (r->unw && !r->target_gone)
-				unwinder__prepare(r->unw, (uint32_t)r->pid);
+			/* An event's rescan looks at the processes it named, the timer at all. */
+			record__follow_rescan(r, all);
 			if (r->o->gpu.injected && !r->o->gpu.uprobes && !r->target_gone)
 				check_cupti(r);
+			if (all)
+				r->last_rescan_ns = now;
 			r->rescan = false;
-			r->last_rescan_ns = now;
 		}
 		if (r->progress && now - r->last_progress_ns >= PROGRESS_NS)
 			progress_line(r, now, false);
@@ -620,6 +622,12 @@ int cmd_record(int argc, char **argv)
 			"probe was attached",
 			r.pid, (double)(gt_now_mono_ns() - r.start_ns) / 1e9);
 	}
+	record__follow_note(&r, r.pid);
+	r.rescan = false;
+	/* Children alive now are traced like the target; later ones BPF follows. */
+	if (!o.cmd && o.follow_children && (e = record__follow_existing(&r)) > 0)
+		gt_info("following %d descendant process%s of pid %d alive at the attach", e,
+			e == 1 ? "" : "es", r.pid);
 	r.sampling_from_ns = gt_now_mono_ns();
 	if (o.cpu_samplers) {
 		int n = attacher__sample_cpus(r.att, o.sample_period_ns);
@@ -669,6 +677,8 @@ int cmd_record(int argc, char **argv)
 		attacher__scan(r.att, r.pid);
 	if (!o.cmd && !r.target_gone)
 		record__emit_mappings(&r, r.pid);
+	if (!o.cmd)
+		record__follow_emit_mappings(&r);
 	/* Stop new events, then drain what is left and close open intervals. */
 	detach_sched(&r);
 	/* Launch mode: a target that never initialised CUDA never loaded the library. */
@@ -752,5 +762,6 @@ cleanup:
 	capture_buf__free(&probes);
 	record_sink__fini(&r.sink);
 	probe_table__free(&o.probes);
+	free(r.procs);
 	return ret;
 }

@@ -79,6 +79,8 @@ struct recorder {
 	int target_status; /* launch mode: wait status */
 	const char *exe;   /* launch mode: the resolved command */
 	const char *stop_reason;
+	struct follow_proc *procs; /* follow.c: the target and the descendants followed */
+	size_t nprocs, procs_cap;
 	struct unwinder *unw; /* --stacks dwarf */
 	struct fp_audit *fpa; /* --stacks fp */
 };
@@ -97,6 +99,18 @@ void record__emit_mappings(struct recorder *r, pid_t pid);
 bool record__target_exited(struct recorder *r);
 /* Starts the frame-pointer audit (--stacks fp) with the traced executable. */
 void record__audit_exe(struct recorder *r);
+
+/*
+ * follow.c: note marks pid (the target, a child it forked, a process that
+ * exec'd or dlopened) for a probe rescan at once, adding it to the list;
+ * existing traces and scans the target's live descendants (record -p),
+ * returning how many; rescan scans the marked processes (all: every one);
+ * emit_mappings writes the followed processes' mappings.
+ */
+void record__follow_note(struct recorder *r, pid_t pid);
+int record__follow_existing(struct recorder *r);
+void record__follow_rescan(struct recorder *r, bool all);
+void record__follow_emit_mappings(struct recorder *r);
 
 /* record_drain.c: closes the intervals and calls still open at r->end_ns. */
 void record__drain_open_intervals(struct recorder *r);

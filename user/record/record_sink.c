@@ -293,6 +293,11 @@ void record_sink__feed(struct record_sink *s, const void *data, size_t size)
 	case GT_REC_TASK: {
 		const struct gt_task *t = data;
 
+		/* The loader's hook: a rescan of that process, nothing to keep. */
+		if (t->event == GT_TASK_LOADED) {
+			s->cfg.ops->task(s->cfg.ctx, t->pid, false);
+			return;
+		}
 		if (t->event == GT_TASK_NEW_PROCESS || t->event == GT_TASK_EXEC) {
 			if (t->event == GT_TASK_EXEC && s->cfg.unw)
 				unwinder__forget(s->cfg.unw, t->pid);

@@ -28,7 +28,10 @@ struct record_sink_ops {
 	/* Resolves ip of process pid (0: kernel): 0 with *name, *off, *module set, or -1. */
 	int (*resolve)(void *ctx, uint32_t pid, uint64_t ip, const char **name, uint32_t *off,
 		       const char **module);
-	/* A TASK record announced a new process or an exec (exec true) of pid. */
+	/*
+	 * A TASK record announced a new process, an exec (exec true) or a
+	 * change of the loader's link map (a dlopen) in pid.
+	 */
 	void (*task)(void *ctx, uint32_t pid, bool exec);
 };
 
