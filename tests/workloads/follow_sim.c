@@ -103,6 +103,8 @@ static int pipe_mode(int seconds, int work_ms)
 		return 1;
 	c = fork();
 	if (c == 0) {
+		close(req[1]);
+		close(rep[0]);
 		while (read(req[0], &b, 1) == 1) {
 			spin_ms(work_ms);
 			if (write(rep[1], &b, 1) != 1)
@@ -110,6 +112,8 @@ static int pipe_mode(int seconds, int work_ms)
 		}
 		_exit(0);
 	}
+	close(req[0]);
+	close(rep[1]);
 	printf("child %d\n", c);
 	event("start");
 	end = now_ns() + (uint64_t)seconds * 1000000000ULL;

@@ -29,6 +29,7 @@
 #include "record/record_priv.h"
 #include "record/sysprobe.h"
 #include "record/unwind.h"
+#include "support/procfs.h"
 #include "support/util.h"
 #include "symbols/syms.h"
 
@@ -88,9 +89,24 @@ static void sink_task(void *ctx, uint32_t pid, bool exec)
 	record__follow_note(r, (pid_t)pid);
 }
 
+static bool sink_untraced(void *ctx, uint32_t pid, uint32_t tid, char *comm)
+{
+	struct recorder *r = ctx;
+
+	if (pid < GT_TGID_LIMIT &&
+	    (__atomic_load_n(&r->skel->bss->target_bits[pid / 64], __ATOMIC_RELAXED) >>
+	     (pid & 63)) &
+		1)
+		return false;
+	/* comm is the record's, zeroed: "" stays when the thread is gone. */
+	procfs_comm((pid_t)pid, (pid_t)tid, comm, GT_COMM_LEN);
+	return true;
+}
+
 static const struct record_sink_ops sink_ops = {
     .resolve = sink_resolve,
     .task = sink_task,
+    .untraced = sink_untraced,
 };
 
 static int on_record(void *ctx, void *data, size_t size)

@@ -33,6 +33,11 @@ struct record_sink_ops {
 	 * change of the loader's link map (a dlopen) in pid.
 	 */
 	void (*task)(void *ctx, uint32_t pid, bool exec);
+	/*
+	 * Optional: true when process pid is not traced, with thread tid's
+	 * name in comm (GT_COMM_LEN bytes, "" if gone).  Asked once per waker.
+	 */
+	bool (*untraced)(void *ctx, uint32_t pid, uint32_t tid, char *comm);
 };
 
 struct record_sink_cfg {
@@ -61,6 +66,7 @@ struct record_sink {
 	struct u64map stack_ids;    /* BPF stack id -> capture stack id */
 	struct u64map stack_frames; /* hash of (pid, kind, frames) -> capture stack id */
 	struct u64map sym_keys;	    /* set: (pid, ip) pairs written */
+	struct u64map wakers;	    /* set: waker tids asked about (ops->untraced) */
 	struct capture_buf stacks_buf, syms_buf;
 	struct record_sink_pending dwarf_pend[64];
 	uint64_t dev_last_end[RECORD_SINK_MAX_DEVICES];
