@@ -9,9 +9,10 @@
  *   follow_sim exec N DELAY_MS          a child execs "follow_sim fire ..."
  *   follow_sim selfexec N DELAY_MS      the process itself execs "fire"
  *   follow_sim fire N DELAY_MS          fires them (the exec'd program)
- *   follow_sim dlopen LIB N DELAY_MS    dlopens LIB, whose code fires them
- *   follow_sim pipe SECONDS WORK_MS     a child, forked first, does WORK_MS
- *                                       of CPU per request; the parent polls
+ *   follow_sim dlopen LIB N DELAY_MS    dlopens LIB after 333 ms; its code fires
+ *   follow_sim pipe SECONDS WORK_MS     a child, forked first, spends WORK_MS
+ *                                       of its CPU time per request; the
+ *                                       parent polls for the answer
  *
  * Firing: until DELAY_MS after its start, an "early" op every millisecond
  * (device 0, op FOLLOW_EARLY + k: the first one seen tells how long attaching
@@ -78,13 +79,20 @@ static int wait_child(pid_t c)
 	return waitpid(c, &st, 0) == c && WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+/* ms of this thread's CPU time: the truth, however long a busy machine makes it. */
 static void spin_ms(int ms)
 {
-	uint64_t end = now_ns() + (uint64_t)ms * 1000000ULL;
+	struct timespec t;
+	uint64_t end;
 	volatile uint64_t x = 0;
 
-	while (now_ns() < end)
-		x++;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	end = (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec + (uint64_t)ms * 1000000ULL;
+	do {
+		for (int i = 0; i < 1000; i++)
+			x++;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	} while ((uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec < end);
 }
 
 /*
@@ -139,6 +147,8 @@ static int dlopen_mode(const char *lib, int n, int delay_ms)
 	void *h;
 	uint64_t t;
 
+	/* Mid-run, not at start-up: no start-up rescan may find it by chance. */
+	usleep(333000);
 	h = dlopen(lib, RTLD_NOW);
 	t = now_ns();
 	/* In the executable, probed from the start: when the library arrived. */
