@@ -704,6 +704,16 @@ int attacher__sample_threads(struct attacher *a, pid_t pid, uint64_t period_ns)
 	return covered;
 }
 
+void attacher__forget(struct attacher *a, pid_t pid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->nseen; i++)
+		if (a->seen[i].pid != pid)
+			a->seen[n++] = a->seen[i];
+	a->nseen = n;
+}
+
 bool attacher__target_gone(struct attacher *a, pid_t pid)
 {
 	return target_gone(a, pid);

@@ -47,13 +47,18 @@ void record__follow_note(struct recorder *r, pid_t pid)
 	r->rescan = true;
 }
 
-/* The BPF side traces pid's threads from now on (its bit in target_bits). */
-static bool set_traced(struct recorder *r, pid_t pid)
+/* The BPF side traces pid's threads from now on, or no more (its bit in target_bits). */
+static bool set_traced(struct recorder *r, pid_t pid, bool on)
 {
+	__u64 *word;
+
 	if ((uint32_t)pid >= GT_TGID_LIMIT)
 		return false;
-	__atomic_fetch_or(&r->skel->bss->target_bits[(uint32_t)pid / 64], 1ull << (pid & 63),
-			  __ATOMIC_SEQ_CST);
+	word = &r->skel->bss->target_bits[(uint32_t)pid / 64];
+	if (on)
+		__atomic_fetch_or(word, 1ull << (pid & 63), __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(word, ~(1ull << (pid & 63)), __ATOMIC_SEQ_CST);
 	return true;
 }
 
@@ -80,7 +85,7 @@ static void add_children(struct recorder *r, pid_t pid)
 
 			if (end == s)
 				break;
-			if (c > 0 && !find(r, (pid_t)c) && set_traced(r, (pid_t)c))
+			if (c > 0 && !find(r, (pid_t)c) && set_traced(r, (pid_t)c, true))
 				add(r, (pid_t)c);
 		}
 	}
@@ -126,7 +131,9 @@ void record__follow_rescan(struct recorder *r, bool all)
 		}
 		if (attacher__scan(r->att, p->pid) < 0 && !target &&
 		    procfs_live_thread(p->pid, 0) <= 0) {
-			/* Exited: its pid may come back as another process. */
+			/* Exited: its pid may come back as another process, not ours. */
+			attacher__forget(r->att, p->pid);
+			set_traced(r, p->pid, false);
 			r->procs[i] = r->procs[--r->nprocs];
 			continue;
 		}
