@@ -62,6 +62,16 @@ static bool set_traced(struct recorder *r, pid_t pid, bool on)
 	return true;
 }
 
+bool record__follow_traced(struct recorder *r, pid_t pid)
+{
+	uint64_t word;
+
+	if ((uint32_t)pid >= GT_TGID_LIMIT)
+		return false;
+	word = __atomic_load_n(&r->skel->bss->target_bits[(uint32_t)pid / 64], __ATOMIC_RELAXED);
+	return (word >> (pid & 63)) & 1;
+}
+
 /*
  * Adds the children of every thread of pid (/proc/PID/task/TID/children) to
  * the list, each traced before its own children are read, so that one it

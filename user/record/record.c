@@ -93,10 +93,7 @@ static bool sink_untraced(void *ctx, uint32_t pid, uint32_t tid, char *comm)
 {
 	struct recorder *r = ctx;
 
-	if (pid < GT_TGID_LIMIT &&
-	    (__atomic_load_n(&r->skel->bss->target_bits[pid / 64], __ATOMIC_RELAXED) >>
-	     (pid & 63)) &
-		1)
+	if (record__follow_traced(r, (pid_t)pid))
 		return false;
 	/* comm is the record's, zeroed: "" stays when the thread is gone. */
 	procfs_comm((pid_t)pid, (pid_t)tid, comm, GT_COMM_LEN);

@@ -105,12 +105,14 @@ void record__audit_exe(struct recorder *r);
  * exec'd or dlopened) for a probe rescan at once, adding it to the list;
  * existing traces and scans the target's live descendants (record -p),
  * returning how many; rescan scans the marked processes (all: every one);
- * emit_mappings writes the followed processes' mappings.
+ * emit_mappings writes the followed processes' mappings; traced tells whether
+ * the BPF side traces pid now.
  */
 void record__follow_note(struct recorder *r, pid_t pid);
 int record__follow_existing(struct recorder *r);
 void record__follow_rescan(struct recorder *r, bool all);
 void record__follow_emit_mappings(struct recorder *r);
+bool record__follow_traced(struct recorder *r, pid_t pid);
 
 /* record_drain.c: closes the intervals and calls still open at r->end_ns. */
 void record__drain_open_intervals(struct recorder *r);
