@@ -444,8 +444,13 @@ static void scan_begins(struct attacher *a, pid_t pid)
 		a->target = pid;
 	if (a->gone_pid != pid) {
 		a->gone_pid = pid;
-		a->gone = a->gone_said = false;
+		a->gone_said = false;
 	}
+	/*
+	 * Judged again each scan: a child caught in exec looks gone for a
+	 * moment (libbpf finds its binary in no mapping: ESRCH) and is not.
+	 */
+	a->gone = false;
 }
 
 int attacher__attach_object(struct attacher *a, pid_t pid, const char *path)
@@ -522,6 +527,8 @@ static int scan_cb(const struct syms_mapping *m, void *ctx)
 	struct scan_ctx *sc = ctx;
 	char path[4096 + 32];
 
+	if (sc->a->gone)
+		return 1; /* the rest waits for the next scan */
 	if (!m->exec || !m->inode || m->path[0] != '/')
 		return 0;
 	if (seen_before(sc->a, sc->pid, m))
@@ -530,6 +537,9 @@ static int scan_cb(const struct syms_mapping *m, void *ctx)
 	sc->attached +=
 	    attach_usdt(sc->a, sc->via, path) + attach_uprobes(sc->a, sc->via, m->path, path, 0);
 	attach_loader(sc->a, sc->via, m->path, path);
+	/* Cut short (the process exited or was exec'ing): the next scan tries it again. */
+	if (sc->a->gone)
+		sc->a->nseen--;
 	return 0;
 }
 
