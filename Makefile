@@ -57,7 +57,7 @@ ASAN_OBJS := $(patsubst user/%.c,$(OUTPUT)/asan/user/%.o,$(filter-out user/main.
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
 # The ground-truth workload without frame pointers, for --stacks dwarf tests.
-WORKLOADS += $(OUTPUT)/workloads/prover_sim_nofp
+WORKLOADS += $(OUTPUT)/workloads/prover_sim_nofp $(OUTPUT)/workloads/libfollow_lib.so
 # The Rust/tokio one, where cargo and librust-tokio-dev are installed (rules below).
 CARGO ?= $(shell command -v /usr/bin/cargo 2>/dev/null || command -v cargo 2>/dev/null)
 RUSTC ?= $(if $(CARGO),$(dir $(CARGO))rustc)
@@ -121,6 +121,13 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c tests/workloads/delay_common.h cupti/
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
 		-Icupti $< -o $@ -lpthread -lm
+$(OUTPUT)/workloads/follow_sim: tests/workloads/follow_sim.h
+# The library follow_sim dlopens (its probes appear only then).
+$(OUTPUT)/workloads/libfollow_lib.so: tests/workloads/lib/follow_lib.c tests/workloads/follow_sim.h \
+		cupti/gaptrace-usdt.h | $(OUTPUT)/workloads
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
+		-fPIC -shared -Icupti -Itests/workloads $< -o $@
 $(OUTPUT)/workloads/prover_sim_nofp: tests/workloads/prover_sim.c tests/workloads/delay_common.h \
 		cupti/gaptrace-usdt.h | $(OUTPUT)/workloads
 	$(call msg,WORKLOAD,$@)

@@ -1025,6 +1025,23 @@ int BPF_KRETPROBE(call_exit)
 	return 0;
 }
 
+/*
+ * ---- the loader's _dl_debug_state: called around every change of its link
+ * map (twice per dlopen), so rare; it tells the recorder at once that a
+ * library may bring new probe sites, where a periodic maps walk took up to
+ * its period.
+ */
+SEC("uprobe")
+int BPF_KPROBE(loader_state)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	if (!is_target(BPF_CORE_READ(t, tgid)))
+		return 0;
+	emit_task(t, GT_TASK_LOADED, 0, NULL, true);
+	return 0;
+}
+
 /* ---- the gaptrace USDT interface (cupti/gaptrace-usdt.h) ---- */
 
 static __always_inline int emit_unit(__u64 unit_id, __u32 begin)

@@ -38,6 +38,7 @@ enum gt_rec_type {
 	GT_REC_LOSS = 10,      /* struct gt_loss (written by the recorder) */
 	GT_REC_USTACK = 11,    /* struct gt_ustack (ring buffer only: --stacks dwarf) */
 	GT_REC_STACK = 12,     /* struct gt_stack (ring buffer only: a stack id's frames) */
+	GT_REC_PEER = 13,      /* struct gt_peer (written by the recorder) */
 	GT_REC_MAX
 };
 
@@ -181,6 +182,12 @@ enum gt_task_event {
 	GT_TASK_RENAME = 4,
 	GT_TASK_EXEC = 5,
 	GT_TASK_SEEN = 6, /* recorder: thread existed when tracing began */
+	/*
+	 * The loader changed its link map (a dlopen/dlclose, the start-up
+	 * libraries): the recorder looks for new probe sites at once.  Ring
+	 * buffer only, never written to a capture.
+	 */
+	GT_TASK_LOADED = 7,
 };
 
 struct gt_task {
@@ -189,6 +196,18 @@ struct gt_task {
 	__u32 tid;
 	__u32 event;	  /* enum gt_task_event */
 	__u32 parent_tid; /* creator for NEW_*, else 0 */
+	char comm[GT_COMM_LEN];
+};
+
+/*
+ * A thread outside the trace that woke a traced one from a syscall (a child
+ * not followed, another program): named once by the recorder from /proc, so
+ * the report can say who the critical path could not follow.
+ */
+struct gt_peer {
+	struct gt_hdr hdr;
+	__u32 pid;
+	__u32 tid;
 	char comm[GT_COMM_LEN];
 };
 
@@ -373,6 +392,7 @@ _Static_assert(sizeof(struct gt_gpu_op) == 24 + GT_GPU_REC_SIZE, "gt_gpu_op layo
 _Static_assert(sizeof(struct gt_gpu_batch) == 40 + GT_GPU_BATCH_MAX * GT_GPU_REC_SIZE,
 	       "gt_gpu_batch layout");
 _Static_assert(sizeof(struct gt_task) == 48, "gt_task layout");
+_Static_assert(sizeof(struct gt_peer) == 40, "gt_peer layout");
 _Static_assert(sizeof(struct gt_stack) == 32 + GT_STACK_DEPTH * 8, "gt_stack layout");
 _Static_assert(sizeof(struct gt_name) == 32 + GT_NAME_MAX, "gt_name layout");
 _Static_assert(sizeof(struct gt_loss) == 48, "gt_loss layout");

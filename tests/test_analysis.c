@@ -241,6 +241,32 @@ static void test_gap_handoff_unfollowable_is_wait(void **state)
 	an_result__free(r);
 }
 
+/* A hand-off from a process gaptrace does not trace: wait, and the hop names the waker. */
+static void test_gap_untraced_waker_named(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+	struct gt_peer p = {};
+
+	synth_open(&s);
+	base_gap(&s, T0 + 30 * MS);
+	synth_hdr(&p.hdr, GT_REC_PEER, sizeof(p), T0 + 5 * MS);
+	p.pid = 539;
+	p.tid = 540;
+	memcpy(p.comm, "pt_data_worker", 14);
+	assert_int_equal(capture_writer__event(s.w, &p, sizeof(p)), 0);
+	synth_off_w(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, 0, GT_NR_epoll_wait, 0, 0,
+		    540, GT_NR_write, -1, -1);
+	r = synth_run(&s, NULL);
+	assert_cat(&r->gaps[0], GT_CAT_WAIT, 20 * MS);
+	assert_int_equal(r->gaps[0].nchain, 1);
+	assert_int_equal(r->gaps[0].chain[0].untraced_pid, 539);
+	assert_int_equal(r->gaps[0].chain[0].untraced_tid, 540);
+	assert_int_equal(r->gaps[0].chain[0].untraced_ns, 20 * MS);
+	assert_string_equal(r->gaps[0].chain[0].untraced_comm, "pt_data_worker");
+	an_result__free(r);
+}
+
 static void test_gap_waker_must_be_a_real_hand_off(void **state)
 {
 	struct synth s;
@@ -1422,6 +1448,7 @@ int main(void)
 	    cmocka_unit_test(test_stream_same_as_whole),
 	    cmocka_unit_test(test_gap_handoff_unfollowable_is_wait),
 	    cmocka_unit_test(test_gap_waker_must_be_a_real_hand_off),
+	    cmocka_unit_test(test_gap_untraced_waker_named),
 	    cmocka_unit_test(test_gap_epoll_timeout_is_sleep),
 	    cmocka_unit_test(test_gap_epoll_woken_before_timeout_is_handoff),
 	    cmocka_unit_test(test_gap_timeout_by_pointer_is_sleep),

@@ -51,6 +51,7 @@ struct fx {
 	unsigned resolves, tasks, inline_refs, inline_reads;
 	uint32_t task_pid;
 	bool task_exec;
+	unsigned untraced_asked;
 	/* the capture read back */
 	uint8_t events[MAX_OUT][(GT_CAP_MAX_RECORD + 7) & ~7] __attribute__((aligned(8)));
 	size_t event_size[MAX_OUT], nevents;
@@ -147,11 +148,25 @@ static int fake_inline_names(void *ctx, const uint64_t ref[2], const char **name
 	return 0;
 }
 
+/* Process 539 is not traced (its threads are called "outsider"); the others are. */
+static bool fake_untraced(void *ctx, uint32_t pid, uint32_t tid, char *comm)
+{
+	struct fx *f = ctx;
+
+	(void)tid;
+	f->untraced_asked++;
+	if (pid != 539)
+		return false;
+	memcpy(comm, "outsider", 9);
+	return true;
+}
+
 static const struct record_sink_ops fake_ops = {
     .resolve = fake_resolve,
     .task = fake_task,
     .inline_ref = fake_inline_ref,
     .inline_names = fake_inline_names,
+    .untraced = fake_untraced,
 };
 
 static int fx_setup(void **state)
@@ -647,6 +662,50 @@ static void test_name_task_runt(void **state)
 }
 
 /*
+ * A waker outside the trace is named once by a PEER record ahead of the
+ * interval; a traced one, one from an interrupt, and the loader's hook
+ * (a rescan, never kept) write nothing.
+ */
+static void test_untraced_waker_and_loader(void **state)
+{
+	struct fx *f = *state;
+	struct gt_offcpu o = {.hdr = {GT_REC_OFFCPU, sizeof(o), 0, 100}};
+	struct gt_task t = {.hdr = {GT_REC_TASK, sizeof(t), 0, 150}};
+	const struct gt_peer *p;
+
+	o.pid = o.tid = 300;
+	o.ustack_id = o.kstack_id = -1;
+	o.waker_pid = 539;
+	o.waker_tid = 540;
+	o.waker_syscall = 1;
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	record_sink__feed(&f->sink, &o, sizeof(o)); /* the same waker: asked once */
+	o.waker_tid = 541;
+	o.flags = GT_OFF_WAKER_IRQ;
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	o.flags = 0;
+	o.waker_pid = 300; /* traced */
+	o.waker_tid = 302;
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	t.pid = t.tid = 300;
+	t.event = GT_TASK_LOADED;
+	record_sink__feed(&f->sink, &t, sizeof(t));
+	assert_int_equal(f->untraced_asked, 2);
+	assert_int_equal(f->tasks, 1);
+	assert_false(f->task_exec);
+	read_back(f);
+
+	assert_int_equal(f->nevents, 5);
+	assert_int_equal(((const struct gt_hdr *)f->events[0])->type, GT_REC_PEER);
+	p = (const struct gt_peer *)f->events[0];
+	assert_int_equal(p->pid, 539);
+	assert_int_equal(p->tid, 540);
+	assert_string_equal(p->comm, "outsider");
+	for (size_t i = 1; i < 5; i++)
+		assert_int_equal(((const struct gt_hdr *)f->events[i])->type, GT_REC_OFFCPU);
+}
+
+/*
  * The recorder reads the offcpu and calls maps back at the stop into
  * struct gt_offcpu_start / gt_call_start: bpf_map_lookup_elem writes the
  * map's value size, so the BPF object's value sizes (from its BTF, no load,
@@ -680,6 +739,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_stack_ids_resent_and_late, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_batch_split, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_name_task_runt, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_untraced_waker_and_loader, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_map_values_match_bpf_object),
 	};
 

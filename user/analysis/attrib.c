@@ -341,6 +341,50 @@ static struct src off_src(const struct m_thread *t, const struct m_off *o, uint8
 	return sc;
 }
 
+/* A waker with no records: outside the trace (not followed, another program). */
+static bool untraced(struct model *m, uint32_t tid)
+{
+	const struct m_thread *t = model__thread(m, tid, false);
+
+	return !t || !t->known;
+}
+
+/*
+ * Blocked from u to v until a thread outside the trace woke t: the hop of t
+ * at depth names it, so the report can say whom it could not follow.
+ */
+static void note_untraced(struct ex *x, const struct m_thread *t, const struct m_off *o,
+			  unsigned depth, uint64_t ns)
+{
+	struct an_hop *h = NULL;
+
+	if (x->hp)
+		return;
+	for (size_t i = x->g->nchain; i-- > 0;)
+		if (x->g->chain[i].tid == t->tid && x->g->chain[i].depth == depth) {
+			h = &x->g->chain[i];
+			break;
+		}
+	if (!h)
+		return;
+	if (h->untraced_tid == o->waker_tid) {
+		h->untraced_ns += ns;
+		return;
+	}
+	if (h->untraced_tid && h->untraced_ns >= ns)
+		return;
+	h->untraced_tid = o->waker_tid;
+	h->untraced_pid = o->waker_pid;
+	h->untraced_ns = ns;
+	h->untraced_comm[0] = '\0';
+	for (size_t i = 0; i < x->m->npeers; i++)
+		if (x->m->peers[i].tid == o->waker_tid) {
+			h->untraced_pid = x->m->peers[i].pid;
+			memcpy(h->untraced_comm, x->m->peers[i].comm, sizeof(h->untraced_comm));
+			break;
+		}
+}
+
 static void blocked_piece(struct ex *x, struct m_thread *t, uint64_t u, uint64_t v, void *arg,
 			  uint64_t *acc)
 {
@@ -368,6 +412,10 @@ static void blocked_piece(struct ex *x, struct m_thread *t, uint64_t u, uint64_t
 		}
 		return;
 	}
+	/* A hand-off from a syscall of a process gaptrace does not trace. */
+	if ((cat == GT_CAT_WAIT || cat == GT_CAT_IO || cat == GT_CAT_LOCK) && w && w != t->tid &&
+	    !(o->flags & GT_OFF_WAKER_IRQ) && o->waker_syscall >= 0 && untraced(x->m, w))
+		note_untraced(x, t, o, ba->depth, v - u);
 	take(x, acc, cat, u, v, off_src(t, o, GT_PIECE_BLOCKED, ba->depth));
 }
 

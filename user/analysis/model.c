@@ -127,6 +127,7 @@ void model__free(struct model *m)
 	for (size_t i = 0; i < m->nnames; i++)
 		free(m->names[i]);
 	free(m->names);
+	free(m->peers);
 	free(m->name_alloc);
 	u64map_free(&m->name_idx);
 	u64map_free(&m->futex_seen);

@@ -45,6 +45,11 @@ struct m_range {
 	uint32_t tid, name_id;
 };
 
+struct m_peer {
+	uint32_t pid, tid;
+	char comm[16];
+};
+
 struct m_window {
 	uint64_t from, to;
 };
@@ -52,6 +57,7 @@ struct m_window {
 struct m_off {
 	uint64_t off, wake, on;
 	uint32_t flags, state, waker_tid;
+	uint32_t waker_pid; /* the waker's process (0: none or unknown) */
 	int32_t syscall, ustack, kstack;
 	int32_t waker_syscall; /* -1: none (interrupt or unknown) */
 	uint64_t args[4];      /* gt_offcpu.args; args[3] is 0 in older captures */
@@ -174,6 +180,10 @@ struct model {
 
 	struct m_range *ranges;
 	size_t nranges, ranges_cap;
+
+	/* Untraced wakers named by the recorder (GT_REC_PEER), by tid. */
+	struct m_peer *peers;
+	size_t npeers, peers_cap;
 	struct u64map name_idx; /* name_id -> index in names */
 	char **names;
 	bool *name_alloc; /* names[i] is a CUDA allocation call (api_name_is_alloc) */

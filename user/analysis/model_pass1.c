@@ -288,6 +288,18 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		}
 		break;
 	}
+	case GT_REC_PEER: {
+		const struct gt_peer *pe = rec;
+		struct m_peer *mp;
+
+		if (size < sizeof(*pe))
+			break;
+		gt_grow((void **)&m->peers, &m->peers_cap, m->npeers, sizeof(*m->peers));
+		mp = &m->peers[m->npeers++];
+		*mp = (struct m_peer){.pid = pe->pid, .tid = pe->tid};
+		memcpy(mp->comm, pe->comm, sizeof(mp->comm) - 1);
+		break;
+	}
 	case GT_REC_NAME: {
 		const struct gt_name *n = rec;
 		uint64_t idx;

@@ -86,6 +86,7 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		    .flags = o->flags,
 		    .state = o->state,
 		    .waker_tid = o->waker_tid,
+		    .waker_pid = o->waker_pid,
 		    .waker_syscall = o->waker_syscall,
 		    .syscall = o->syscall_nr,
 		    .ustack = o->ustack_id,

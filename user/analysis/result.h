@@ -78,6 +78,15 @@ struct an_hop {
 	uint64_t from_ns, to_ns;
 	uint32_t depth;
 	uint64_t by_cat[GT_CAT_MAX]; /* what this hop's own time was spent on */
+	/*
+	 * A thread outside the trace that woke this one (a process not
+	 * followed): the path stops there.  The one behind the most waiting
+	 * time; untraced_tid 0: none.  comm "" when the recorder could not
+	 * name it.
+	 */
+	uint32_t untraced_pid, untraced_tid;
+	uint64_t untraced_ns;
+	char untraced_comm[16];
 };
 
 /* What an attributed piece of gap time was, for flame graphs and top stacks. */

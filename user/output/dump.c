@@ -198,6 +198,17 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 		       rel(d, h->ts_ns), t->tid, t->pid, t->event, t->parent_tid, gt_clean(comm));
 		break;
 	}
+	case GT_REC_PEER: {
+		const struct gt_peer *p = rec;
+		char comm[GT_COMM_LEN + 1] = {};
+
+		if (size < sizeof(*p) || d->tid >= 0)
+			break;
+		memcpy(comm, p->comm, GT_COMM_LEN);
+		printf("%12.3f peer    tid %u pid %u comm %s (untraced waker)\n", rel(d, h->ts_ns),
+		       p->tid, p->pid, gt_clean(comm));
+		break;
+	}
 	case GT_REC_LOSS: {
 		const struct gt_loss *l = rec;
 

@@ -109,6 +109,7 @@ static const char *const rec_names[GT_REC_MAX] = {
     [GT_REC_TASK] = "task",
     [GT_REC_NAME] = "name",
     [GT_REC_LOSS] = "loss",
+    [GT_REC_PEER] = "peer",
 };
 
 static void usage(FILE *f)

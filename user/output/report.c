@@ -45,16 +45,34 @@ static bool hop_matters(const struct an_gap *g, const struct an_hop *h)
 	return (h->to_ns - h->from_ns) * 10 >= g->duration_ns;
 }
 
+/* A waker outside the trace behind at least a tenth of the gap. */
+static bool untraced_matters(const struct an_gap *g, const struct an_hop *h)
+{
+	return h->untraced_tid && h->untraced_ns * 10 >= g->duration_ns;
+}
+
+static void print_untraced(FILE *f, const struct an_gap *g, const struct an_hop *h)
+{
+	char d[32];
+
+	if (!untraced_matters(g, h))
+		return;
+	fprintf(f, "; %s of it woken by pid %u (%s), not traced",
+		gt_fmt_dur(h->untraced_ns, d, sizeof(d)), h->untraced_pid,
+		h->untraced_comm[0] ? gt_clean(h->untraced_comm) : "?");
+}
+
 static void print_chain(FILE *f, const struct an_result *r, const struct an_gap *g)
 {
 	bool any = false;
 
-	for (size_t i = 1; i < g->nchain; i++)
-		any |= hop_matters(g, &g->chain[i]);
+	for (size_t i = 0; i < g->nchain; i++)
+		any |= (i && hop_matters(g, &g->chain[i])) || untraced_matters(g, &g->chain[i]);
 	if (!any)
 		return;
 	fprintf(f, "        critical path: %s:%u waited",
 		gt_clean(an_result__thread_name(r, g->chain[0].tid)), g->chain[0].tid);
+	print_untraced(f, g, &g->chain[0]);
 	for (size_t i = 1; i < g->nchain; i++) {
 		const struct an_hop *h = &g->chain[i];
 		char b[200], d[32];
@@ -65,6 +83,7 @@ static void print_chain(FILE *f, const struct an_result *r, const struct an_gap 
 		fprintf(f, "; %s on %s:%u, which spent it on: %s",
 			gt_fmt_dur(h->to_ns - h->from_ns, d, sizeof(d)),
 			gt_clean(an_result__thread_name(r, h->tid)), h->tid, b);
+		print_untraced(f, g, h);
 	}
 	fputc('\n', f);
 }
@@ -469,6 +488,16 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 			json_ku64(&j, "from_ns", hp->from_ns);
 			json_ku64(&j, "to_ns", hp->to_ns);
 			json_cats(&j, "by_category", hp->by_cat);
+			if (hp->untraced_tid) {
+				/* The waker the path could not follow: not traced. */
+				json_key(&j, "untraced_waker");
+				json_obj_begin(&j);
+				json_ku64(&j, "pid", hp->untraced_pid);
+				json_ku64(&j, "tid", hp->untraced_tid);
+				json_kstr(&j, "comm", hp->untraced_comm);
+				json_ku64(&j, "wait_ns", hp->untraced_ns);
+				json_obj_end(&j);
+			}
 			json_obj_end(&j);
 		}
 		json_arr_end(&j);

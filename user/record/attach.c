@@ -220,6 +220,10 @@ static bool module_matches(const char *pattern, const char *path)
  */
 static bool target_gone(struct attacher *a, pid_t pid)
 {
+	if (a->gone_pid != pid) {
+		a->gone_pid = pid;
+		a->gone = a->gone_said = false;
+	}
 	if (!a->gone && procfs_live_thread(pid, 0) <= 0)
 		a->gone = true;
 	return a->gone;
@@ -293,6 +297,11 @@ static void warn_gone(struct attacher *a, pid_t pid, const char *what, const cha
 	if (a->gone_said)
 		return;
 	a->gone_said = true;
+	if (pid != a->target) {
+		gt_dbg("followed pid %d exited while gaptrace was attaching %s %s", pid, what,
+		       name);
+		return;
+	}
 	gt_warn("pid %d exited while gaptrace was attaching %s %s: it and the probes not yet "
 		"attached are missing from the capture",
 		pid, what, name);
@@ -393,13 +402,63 @@ static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const
 	return n;
 }
 
+/*
+ * The dynamic loader (ld-linux-x86-64.so.2, ld-linux-aarch64.so.1): a uprobe
+ * on its _dl_debug_state, which it calls around every dlopen and dlclose,
+ * tells the recorder when to look for new probe sites (see loader_state in
+ * bpf/gaptrace.bpf.c).  One link per process, like every uprobe here.
+ */
+static int attach_loader(struct attacher *a, pid_t pid, const char *name, const char *path)
+{
+	const char *base = strrchr(name, '/');
+	struct bpf_link *l;
+
+	base = base ? base + 1 : name;
+	if (a->gone || strncmp(base, "ld-", 3) || !strstr(base, ".so") ||
+	    !syms_elf_has_func(path, "_dl_debug_state"))
+		return 0;
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = "_dl_debug_state");
+	l = uprobe_link(a, a->skel->progs.loader_state, pid, path, &o);
+	if (!l) {
+		if (!a->gone)
+			gt_warn("cannot attach a uprobe to the loader %s (pid %d): %s; probes of "
+				"libraries it dlopens are found only by the periodic rescan",
+				path, pid, strerror(errno));
+		return 0;
+	}
+	add_link(a, l);
+	a->loader_links++;
+	gt_dbg("loader hook _dl_debug_state in %s (pid %d)", path, pid);
+	return 0;
+}
+
 static bool seen_before(struct attacher *a, pid_t pid, const struct syms_mapping *m);
+
+/*
+ * A scan of pid starts: gone, gone_said and a failed uprobe's ESRCH are
+ * about that process (a followed child may exit while the target lives).
+ */
+static void scan_begins(struct attacher *a, pid_t pid)
+{
+	if (!a->target)
+		a->target = pid;
+	if (a->gone_pid != pid) {
+		a->gone_pid = pid;
+		a->gone_said = false;
+	}
+	/*
+	 * Judged again each scan: a child caught in exec looks gone for a
+	 * moment (libbpf finds its binary in no mapping: ESRCH) and is not.
+	 */
+	a->gone = false;
+}
 
 int attacher__attach_object(struct attacher *a, pid_t pid, const char *path)
 {
 	struct syms_mapping m = {.path = path};
 	struct stat st;
 
+	scan_begins(a, pid);
 	/* Remember the object so a later maps scan does not attach it twice. */
 	if (stat(path, &st) == 0) {
 		m.inode = st.st_ino;
@@ -468,6 +527,8 @@ static int scan_cb(const struct syms_mapping *m, void *ctx)
 	struct scan_ctx *sc = ctx;
 	char path[4096 + 32];
 
+	if (sc->a->gone)
+		return 1; /* the rest waits for the next scan */
 	if (!m->exec || !m->inode || m->path[0] != '/')
 		return 0;
 	if (seen_before(sc->a, sc->pid, m))
@@ -475,6 +536,10 @@ static int scan_cb(const struct syms_mapping *m, void *ctx)
 	mapping_path(sc->via, m, path, sizeof(path));
 	sc->attached +=
 	    attach_usdt(sc->a, sc->via, path) + attach_uprobes(sc->a, sc->via, m->path, path, 0);
+	attach_loader(sc->a, sc->via, m->path, path);
+	/* Cut short (the process exited or was exec'ing): the next scan tries it again. */
+	if (sc->a->gone)
+		sc->a->nseen--;
 	return 0;
 }
 
@@ -505,6 +570,7 @@ static int late_cb(const struct syms_mapping *m, void *ctx)
 		/* Mapped since the last scan: everything, as that scan would have. */
 		attach_usdt(lc->a, lc->via, path);
 		lc->attached += attach_uprobes(lc->a, lc->via, m->path, path, 0);
+		attach_loader(lc->a, lc->via, m->path, path);
 	}
 	return 0;
 }
@@ -512,7 +578,10 @@ static int late_cb(const struct syms_mapping *m, void *ctx)
 int attacher__attach_probes_from(struct attacher *a, pid_t pid, size_t first)
 {
 	struct late_ctx lc = {.a = a, .pid = pid, .via = maps_thread(pid), .first = first};
-	int err = syms_read_exec_mappings((uint32_t)lc.via, late_cb, &lc);
+	int err;
+
+	scan_begins(a, lc.via);
+	err = syms_read_exec_mappings((uint32_t)lc.via, late_cb, &lc);
 
 	return err < 0 ? err : lc.attached;
 }
@@ -544,7 +613,10 @@ int attacher__attach_like_self(struct attacher *a, pid_t pid, const char *prefix
 int attacher__scan(struct attacher *a, pid_t pid)
 {
 	struct scan_ctx sc = {a, pid, maps_thread(pid), 0};
-	int err = syms_read_exec_mappings((uint32_t)sc.via, scan_cb, &sc);
+	int err;
+
+	scan_begins(a, sc.via);
+	err = syms_read_exec_mappings((uint32_t)sc.via, scan_cb, &sc);
 
 	return err < 0 ? err : sc.attached;
 }
@@ -640,6 +712,16 @@ int attacher__sample_threads(struct attacher *a, pid_t pid, uint64_t period_ns)
 			covered++;
 	procfs_tasks_close(&it);
 	return covered;
+}
+
+void attacher__forget(struct attacher *a, pid_t pid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->nseen; i++)
+		if (a->seen[i].pid != pid)
+			a->seen[n++] = a->seen[i];
+	a->nseen = n;
 }
 
 bool attacher__target_gone(struct attacher *a, pid_t pid)

@@ -78,6 +78,11 @@ int attacher__sample_threads(struct attacher *a, pid_t pid, uint64_t period_ns);
  * Returns the number of CPUs covered, or -errno when none.
  */
 int attacher__sample_cpus(struct attacher *a, uint64_t period_ns);
+/*
+ * Forgets the objects scanned in pid, which exited: a process that gets its
+ * pid later is scanned afresh.  Its links stay until the detach.
+ */
+void attacher__forget(struct attacher *a, pid_t pid);
 /* Counters for the summary. */
 unsigned attacher__usdt_links(const struct attacher *a);
 unsigned attacher__uprobe_links(const struct attacher *a);

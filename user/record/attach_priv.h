@@ -32,11 +32,14 @@ struct attacher {
 	int *perf_fds;
 	size_t nperf, perf_cap;
 	unsigned usdt_links, uprobe_links, samplers;
-	unsigned usdt_seen; /* bit per usdt_names[] entry */
-	bool *attached;	    /* per probe table index: enter and return attached */
+	unsigned loader_links; /* _dl_debug_state hooks, one per process */
+	unsigned usdt_seen;    /* bit per usdt_names[] entry */
+	bool *attached;	       /* per probe table index: enter and return attached */
 	size_t attached_cap;
-	bool gone; /* the target exited while probes were being attached */
+	bool gone; /* the process being scanned exited while probes were being attached */
 	bool gone_said;
+	pid_t gone_pid;	    /* the process gone and gone_said are about */
+	pid_t target;	    /* the first process attached; a followed one's exit is said under -v */
 	pthread_t detacher; /* attacher__detach's thread */
 	bool detaching;
 	bool detached;	/* attacher__detach ran: later links close at once */

@@ -116,13 +116,6 @@ void fpless__forget(struct fpless *f, pid_t pid)
 	}
 }
 
-void fpless__rescan(struct fpless *f)
-{
-	for (unsigned i = 0; f && i < FPLESS_PROCS; i++)
-		if (f->procs[i].pid)
-			fpless__update(f, (pid_t)f->procs[i].pid);
-}
-
 int fpless__update(struct fpless *f, pid_t pid)
 {
 	struct gt_fpless v = {};

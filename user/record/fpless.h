@@ -25,8 +25,6 @@ void fpless__free(struct fpless *f); /* NULL-safe */
  * Returns how many ranges pid has, or -errno.
  */
 int fpless__update(struct fpless *f, pid_t pid);
-/* Updates every process updated before (libraries loaded since); forgets those gone. */
-void fpless__rescan(struct fpless *f);
 /* Removes pid's ranges (it exited). */
 void fpless__forget(struct fpless *f, pid_t pid);
 /* Objects checked so far and how many of them have no frame pointers. */

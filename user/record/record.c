@@ -30,6 +30,7 @@
 #include "record/sysprobe.h"
 #include "record/fpless.h"
 #include "record/unwind.h"
+#include "support/procfs.h"
 #include "support/util.h"
 #include "symbols/syms.h"
 
@@ -80,13 +81,24 @@ static void sink_task(void *ctx, uint32_t pid, bool exec)
 {
 	struct recorder *r = ctx;
 
-	if (exec)
+	if (exec) {
 		syms_cache__forget(r->syms, pid);
-	if (r->fpless)
-		fpless__update(r->fpless, (pid_t)pid);
-	r->rescan = true;
-	/* The loader maps the libraries just after exec: look again soon. */
-	r->rescan_at_ns = gt_now_mono_ns() + 20 * NSEC_PER_MSEC;
+		/* The loader maps the libraries just after exec (its hook says so too). */
+		r->rescan_at_ns = gt_now_mono_ns() + 20 * NSEC_PER_MSEC;
+	}
+	/* Scanned as soon as this drain round ends (probes, CFI ranges): new process or code. */
+	record__follow_note(r, (pid_t)pid);
+}
+
+static bool sink_untraced(void *ctx, uint32_t pid, uint32_t tid, char *comm)
+{
+	struct recorder *r = ctx;
+
+	if (record__follow_traced(r, (pid_t)pid))
+		return false;
+	/* comm is the record's, zeroed: "" stays when the thread is gone. */
+	procfs_comm((pid_t)pid, (pid_t)tid, comm, GT_COMM_LEN);
+	return true;
 }
 
 static bool sink_inline_ref(void *ctx, uint32_t pid, uint64_t ip, bool caller, uint64_t ref[2])
@@ -108,6 +120,7 @@ static const struct record_sink_ops sink_ops = {
     .task = sink_task,
     .inline_ref = sink_inline_ref,
     .inline_names = sink_inline_names,
+    .untraced = sink_untraced,
 };
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -118,96 +131,6 @@ static int on_record(void *ctx, void *data, size_t size)
 	if ((++r->slice_n & 31) == 0 && gt_now_mono_ns() - r->slice_start_ns >= RB_SLICE_NS)
 		return RB_SLICE_OVER;
 	return 0;
-}
-
-/*
- * Program runs the kernel skipped (its recursion guard, e.g. a tracepoint
- * program already running on that CPU): events that were never seen.
- */
-static uint64_t read_misses(struct recorder *r)
-{
-	struct bpf_program *p;
-	uint64_t total = 0;
-
-	bpf_object__for_each_program(p, r->skel->obj)
-	{
-		struct bpf_prog_info info = {};
-		uint32_t len = sizeof(info);
-		int fd = bpf_program__fd(p);
-
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			total += info.recursion_misses;
-	}
-	return total;
-}
-
-static void read_stats(struct recorder *r, uint64_t *out)
-{
-	uint64_t vals[r->ncpus];
-
-	memset(out, 0, sizeof(uint64_t) * GT_STAT_MAX);
-	for (uint32_t i = 0; i < GT_STAT_MAX; i++) {
-		if (bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stats), &i, vals))
-			continue;
-		for (int c = 0; c < r->ncpus; c++)
-			out[i] += vals[c];
-	}
-}
-
-static void emit_loss(struct recorder *r, uint32_t kind, uint64_t count, uint64_t from, uint64_t to)
-{
-	struct gt_loss l = {
-	    .hdr = {GT_REC_LOSS, sizeof(l), 0, to},
-	    .from_ns = from,
-	    .to_ns = to,
-	    .count = count,
-	    .kind = kind,
-	};
-
-	record_sink__put(&r->sink, &l, sizeof(l));
-	r->lost_loss_records++;
-}
-
-/* Turns counter increases into LOSS records bounded by the polling window. */
-static void poll_stats(struct recorder *r, uint64_t now)
-{
-	uint64_t cur[GT_STAT_MAX], misses;
-
-	read_stats(r, cur);
-	if (cur[GT_STAT_RB_LOST] > r->stats[GT_STAT_RB_LOST])
-		emit_loss(r, GT_LOSS_RINGBUF, cur[GT_STAT_RB_LOST] - r->stats[GT_STAT_RB_LOST],
-			  r->last_stats_ns, now);
-	if (cur[GT_STAT_STACK_LOST] > r->stats[GT_STAT_STACK_LOST])
-		emit_loss(r, GT_LOSS_STACK, cur[GT_STAT_STACK_LOST] - r->stats[GT_STAT_STACK_LOST],
-			  r->last_stats_ns, now);
-	if (cur[GT_STAT_MAP_FULL] > r->stats[GT_STAT_MAP_FULL])
-		emit_loss(r, GT_LOSS_MAP_FULL, cur[GT_STAT_MAP_FULL] - r->stats[GT_STAT_MAP_FULL],
-			  r->last_stats_ns, now);
-	/*
-	 * Behind dozens of busy threads the reader's fair share is too small
-	 * (64 runnable threads on 2 CPUs: 3% of a CPU at nice 0).  Once the
-	 * ring fills past a quarter or loses anything, losing data is worse than
-	 * taking CPU: step to nice 0, then to -10.
-	 */
-	if (r->nice > -10 && (cur[GT_STAT_RB_PRESSURE] > r->stats[GT_STAT_RB_PRESSURE] ||
-			      cur[GT_STAT_RB_LOST] > r->stats[GT_STAT_RB_LOST])) {
-		int to = r->nice > 0 ? 0 : -10;
-
-		if (setpriority(PRIO_PROCESS, 0, to) == 0) {
-			r->nice = to;
-			gt_info("the ring buffer was filling behind busy threads: the recorder now "
-				"runs at nice %d",
-				to);
-		} else {
-			r->nice = -10; /* not allowed: stop trying */
-		}
-	}
-	misses = read_misses(r);
-	if (misses > r->misses)
-		emit_loss(r, GT_LOSS_RINGBUF, misses - r->misses, r->last_stats_ns, now);
-	r->misses = misses;
-	memcpy(r->stats, cur, sizeof(cur));
-	r->last_stats_ns = now;
 }
 
 static void flush_all(struct recorder *r)
@@ -338,7 +261,7 @@ static void check_cupti(struct recorder *r)
 static int run_loop(struct recorder *r)
 {
 	uint64_t now;
-	bool due;
+	bool due, all;
 
 	for (;;) {
 		int timeout_ms = 100, err;
@@ -369,25 +292,23 @@ static int run_loop(struct recorder *r)
 		}
 		now = gt_now_mono_ns();
 		if (now - r->last_stats_ns >= STATS_NS)
-			poll_stats(r, now);
+			record__poll_stats(r, now);
 		if (now - r->last_flush_ns >= FLUSH_NS) {
 			flush_all(r);
 			r->last_flush_ns = now;
 		}
 		due = r->rescan_at_ns && now >= r->rescan_at_ns;
-		if (r->rescan || due || now - r->last_rescan_ns >= RESCAN_NS) {
+		all = due || now - r->last_rescan_ns >= RESCAN_NS;
+		if (r->rescan || all) {
 			if (due)
 				r->rescan_at_ns = 0;
-			if (attacher__scan(r->att, r->pid) < 0 && !r->target_gone)
-				gt_dbg("rescan of pid %d failed", r->pid);
-			if (r->unw && !r->target_gone)
-				unwinder__prepare(r->unw, (uint32_t)r->pid);
-			/* The target (registered at the start) and the children it made. */
-			fpless__rescan(r->fpless);
+			/* An event's rescan looks at the processes it named, the timer at all. */
+			record__follow_rescan(r, all);
 			if (r->o->gpu.injected && !r->o->gpu.uprobes && !r->target_gone)
 				check_cupti(r);
+			if (all)
+				r->last_rescan_ns = now;
 			r->rescan = false;
-			r->last_rescan_ns = now;
 		}
 		if (r->progress && now - r->last_progress_ns >= PROGRESS_NS)
 			progress_line(r, now, false);
@@ -659,6 +580,12 @@ int cmd_record(int argc, char **argv)
 			"probe was attached",
 			r.pid, (double)(gt_now_mono_ns() - r.start_ns) / 1e9);
 	}
+	record__follow_note(&r, r.pid);
+	r.rescan = false;
+	/* Children alive now are traced like the target; later ones BPF follows. */
+	if (!o.cmd && o.follow_children && (e = record__follow_existing(&r)) > 0)
+		gt_info("following %d descendant process%s of pid %d alive at the attach", e,
+			e == 1 ? "" : "es", r.pid);
 	r.sampling_from_ns = gt_now_mono_ns();
 	if (o.cpu_samplers) {
 		int n = attacher__sample_cpus(r.att, o.sample_period_ns);
@@ -697,7 +624,7 @@ int cmd_record(int argc, char **argv)
 	 * The drain loop runs at the normal nice 0, not lower: it needs 0.25 us
 	 * per record, but a niced reader behind 64 busy threads pinned to 2 CPUs
 	 * got ~0.3% of a CPU, never drained, and lost 160k of 310k events in 2 s
-	 * (with the run loop, so -d, stalled too).  poll_stats goes to nice -10
+	 * (with the run loop, so -d, stalled too).  record__poll_stats goes to nice -10
 	 * while the ring buffer still fills.
 	 */
 	if (setpriority(PRIO_PROCESS, 0, r.user_nice > 0 ? 0 : r.user_nice) == 0)
@@ -710,6 +637,8 @@ int cmd_record(int argc, char **argv)
 		attacher__scan(r.att, r.pid);
 	if (!o.cmd && !r.target_gone)
 		record__emit_mappings(&r, r.pid);
+	if (!o.cmd)
+		record__follow_emit_mappings(&r);
 	/* Stop new events, then drain what is left and close open intervals. */
 	detach_sched(&r);
 	/* Launch mode: a target that never initialised CUDA never loaded the library. */
@@ -724,7 +653,7 @@ int cmd_record(int argc, char **argv)
 		r.rb_behind = false;
 	while (rb_drain(&r, -1) >= 0 && r.rb_behind);
 	record__drain_open_intervals(&r);
-	poll_stats(&r, r.end_ns);
+	record__poll_stats(&r, r.end_ns);
 	if (o.cmd && r.target_gone)
 		record__emit_threads(&r, r.pid);
 	record_sink__finish(&r.sink);
@@ -795,5 +724,6 @@ cleanup:
 	capture_buf__free(&probes);
 	record_sink__fini(&r.sink);
 	probe_table__free(&o.probes);
+	free(r.procs);
 	return ret;
 }

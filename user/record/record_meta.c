@@ -12,8 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
 #include "capture/capture.h"
 #include "gaptrace.h"
+#include "gaptrace.skel.h"
 #include "record/record_priv.h"
 #include "record/unwind.h"
 #include "support/procfs.h"
@@ -211,4 +215,96 @@ void record__report_cpu(struct recorder *r)
 	}
 	gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU)", user, sys,
 		secs > 0 ? 100.0 * (user + sys) / secs : 0.0);
+}
+
+/* ---- BPF counters: LOSS records and the reader's nice ---- */
+
+/*
+ * Program runs the kernel skipped (its recursion guard, e.g. a tracepoint
+ * program already running on that CPU): events that were never seen.
+ */
+static uint64_t read_misses(struct recorder *r)
+{
+	struct bpf_program *p;
+	uint64_t total = 0;
+
+	bpf_object__for_each_program(p, r->skel->obj)
+	{
+		struct bpf_prog_info info = {};
+		uint32_t len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			total += info.recursion_misses;
+	}
+	return total;
+}
+
+static void read_stats(struct recorder *r, uint64_t *out)
+{
+	uint64_t vals[r->ncpus];
+
+	memset(out, 0, sizeof(uint64_t) * GT_STAT_MAX);
+	for (uint32_t i = 0; i < GT_STAT_MAX; i++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stats), &i, vals))
+			continue;
+		for (int c = 0; c < r->ncpus; c++)
+			out[i] += vals[c];
+	}
+}
+
+static void emit_loss(struct recorder *r, uint32_t kind, uint64_t count, uint64_t from, uint64_t to)
+{
+	struct gt_loss l = {
+	    .hdr = {GT_REC_LOSS, sizeof(l), 0, to},
+	    .from_ns = from,
+	    .to_ns = to,
+	    .count = count,
+	    .kind = kind,
+	};
+
+	record_sink__put(&r->sink, &l, sizeof(l));
+	r->lost_loss_records++;
+}
+
+/* Turns counter increases into LOSS records bounded by the polling window. */
+void record__poll_stats(struct recorder *r, uint64_t now)
+{
+	uint64_t cur[GT_STAT_MAX], misses;
+
+	read_stats(r, cur);
+	if (cur[GT_STAT_RB_LOST] > r->stats[GT_STAT_RB_LOST])
+		emit_loss(r, GT_LOSS_RINGBUF, cur[GT_STAT_RB_LOST] - r->stats[GT_STAT_RB_LOST],
+			  r->last_stats_ns, now);
+	if (cur[GT_STAT_STACK_LOST] > r->stats[GT_STAT_STACK_LOST])
+		emit_loss(r, GT_LOSS_STACK, cur[GT_STAT_STACK_LOST] - r->stats[GT_STAT_STACK_LOST],
+			  r->last_stats_ns, now);
+	if (cur[GT_STAT_MAP_FULL] > r->stats[GT_STAT_MAP_FULL])
+		emit_loss(r, GT_LOSS_MAP_FULL, cur[GT_STAT_MAP_FULL] - r->stats[GT_STAT_MAP_FULL],
+			  r->last_stats_ns, now);
+	/*
+	 * Behind dozens of busy threads the reader's fair share is too small
+	 * (64 runnable threads on 2 CPUs: 3% of a CPU at nice 0).  Once the
+	 * ring fills past a quarter or loses anything, losing data is worse than
+	 * taking CPU: step to nice 0, then to -10.
+	 */
+	if (r->nice > -10 && (cur[GT_STAT_RB_PRESSURE] > r->stats[GT_STAT_RB_PRESSURE] ||
+			      cur[GT_STAT_RB_LOST] > r->stats[GT_STAT_RB_LOST])) {
+		int to = r->nice > 0 ? 0 : -10;
+
+		if (setpriority(PRIO_PROCESS, 0, to) == 0) {
+			r->nice = to;
+			gt_info("the ring buffer was filling behind busy threads: the recorder now "
+				"runs at nice %d",
+				to);
+		} else {
+			r->nice = -10; /* not allowed: stop trying */
+		}
+	}
+	misses = read_misses(r);
+	if (misses > r->misses)
+		emit_loss(r, GT_LOSS_RINGBUF, misses - r->misses, r->last_stats_ns, now);
+	r->misses = misses;
+	memcpy(r->stats, cur, sizeof(cur));
+	r->last_stats_ns = now;
 }

@@ -4,8 +4,9 @@
  * recorder's state and the functions that cross files (record.c runs the
  * recording, record_opts.c parses the command line, target.c finds and
  * launches the target, record_drain.c closes what is open at the end,
- * record_sink.c (public) translates records, record_meta.c writes what the capture says about the
- * recording).  Included only by user/record/record*.c and target.c.
+ * record_sink.c (public) translates records, record_meta.c writes what the
+ * capture says about the recording and turns BPF counters into LOSS records,
+ * follow.c follows the target's descendants).  Included only by user/record/record*.c and target.c.
  */
 #ifndef GT_RECORD_PRIV_H
 #define GT_RECORD_PRIV_H
@@ -82,6 +83,8 @@ struct recorder {
 	int target_status; /* launch mode: wait status */
 	const char *exe;   /* launch mode: the resolved command */
 	const char *stop_reason;
+	struct follow_proc *procs; /* follow.c: the target and the descendants followed */
+	size_t nprocs, procs_cap;
 	struct unwinder *unw;  /* --stacks dwarf, --cfi-samples */
 	struct fpless *fpless; /* --cfi-samples */
 	struct fp_audit *fpa;  /* --stacks fp */
@@ -102,6 +105,20 @@ bool record__target_exited(struct recorder *r);
 /* Starts the frame-pointer audit (--stacks fp) with the traced executable. */
 void record__audit_exe(struct recorder *r);
 
+/*
+ * follow.c: note marks pid (the target, a child it forked, a process that
+ * exec'd or dlopened) for a probe rescan at once, adding it to the list;
+ * existing traces and scans the target's live descendants (record -p),
+ * returning how many; rescan scans the marked processes (all: every one);
+ * emit_mappings writes the followed processes' mappings; traced tells whether
+ * the BPF side traces pid now.
+ */
+void record__follow_note(struct recorder *r, pid_t pid);
+int record__follow_existing(struct recorder *r);
+void record__follow_rescan(struct recorder *r, bool all);
+void record__follow_emit_mappings(struct recorder *r);
+bool record__follow_traced(struct recorder *r, pid_t pid);
+
 /* record_drain.c: closes the intervals and calls still open at r->end_ns. */
 void record__drain_open_intervals(struct recorder *r);
 
@@ -110,5 +127,7 @@ void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, cha
 size_t record__kv_strings(const struct capture_buf *kv, const char **out, size_t max);
 void record__write_counters(struct recorder *r, uint32_t type);
 void record__report_cpu(struct recorder *r);
+/* BPF counter increases since the last poll become LOSS records; raises the reader's nice. */
+void record__poll_stats(struct recorder *r, uint64_t now);
 
 #endif /* GT_RECORD_PRIV_H */

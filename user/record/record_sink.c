@@ -303,6 +303,25 @@ static bool feed_stacks(struct record_sink *s, const struct gt_hdr *h, uint32_t 
 	return true;
 }
 
+/*
+ * A waker from a syscall in a process not traced: a PEER record names it
+ * once, so the report can say whom the critical path could not follow.
+ */
+static void note_waker(struct record_sink *s, const struct gt_offcpu *o)
+{
+	struct gt_peer p = {.hdr = {GT_REC_PEER, sizeof(p), 0, o->hdr.ts_ns}};
+
+	if (!s->cfg.ops->untraced || !o->waker_tid || o->waker_tid == o->tid ||
+	    o->waker_syscall < 0 || (o->flags & GT_OFF_WAKER_IRQ) ||
+	    !u64map_add(&s->wakers, o->waker_tid, 1))
+		return;
+	if (!s->cfg.ops->untraced(s->cfg.ctx, o->waker_pid, o->waker_tid, p.comm))
+		return;
+	p.pid = o->waker_pid;
+	p.tid = o->waker_tid;
+	record_sink__put(s, &p, sizeof(p));
+}
+
 void record_sink__feed(struct record_sink *s, const void *data, size_t size)
 {
 	const struct gt_hdr *h = data;
@@ -313,6 +332,7 @@ void record_sink__feed(struct record_sink *s, const void *data, size_t size)
 	case GT_REC_OFFCPU: {
 		const struct gt_offcpu *o = data;
 
+		note_waker(s, o);
 		if (feed_stacks(s, h, o->tid, o->off_ns, false, o->ustack_id, o->kstack_id,
 				offsetof(struct gt_offcpu, ustack_id),
 				offsetof(struct gt_offcpu, kstack_id)))
@@ -356,6 +376,11 @@ void record_sink__feed(struct record_sink *s, const void *data, size_t size)
 	case GT_REC_TASK: {
 		const struct gt_task *t = data;
 
+		/* The loader's hook: a rescan of that process, nothing to keep. */
+		if (t->event == GT_TASK_LOADED) {
+			s->cfg.ops->task(s->cfg.ctx, t->pid, false);
+			return;
+		}
 		if (t->event == GT_TASK_NEW_PROCESS || t->event == GT_TASK_EXEC) {
 			if (t->event == GT_TASK_EXEC && s->cfg.unw)
 				unwinder__forget(s->cfg.unw, t->pid);
@@ -416,4 +441,5 @@ void record_sink__fini(struct record_sink *s)
 	u64map_free(&s->stack_ids);
 	u64map_free(&s->stack_frames);
 	u64map_free(&s->sym_keys);
+	u64map_free(&s->wakers);
 }

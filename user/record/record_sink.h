@@ -28,7 +28,10 @@ struct record_sink_ops {
 	/* Resolves ip of process pid (0: kernel): 0 with *name, *off, *module set, or -1. */
 	int (*resolve)(void *ctx, uint32_t pid, uint64_t ip, const char **name, uint32_t *off,
 		       const char **module);
-	/* A TASK record announced a new process or an exec (exec true) of pid. */
+	/*
+	 * A TASK record announced a new process, an exec (exec true) or a
+	 * change of the loader's link map (a dlopen) in pid.
+	 */
 	void (*task)(void *ctx, uint32_t pid, bool exec);
 	/*
 	 * Optional, both or neither: where frame ip of user process pid lies
@@ -38,6 +41,11 @@ struct record_sink_ops {
 	 */
 	bool (*inline_ref)(void *ctx, uint32_t pid, uint64_t ip, bool caller, uint64_t ref[2]);
 	int (*inline_names)(void *ctx, const uint64_t ref[2], const char **names, int max);
+	/*
+	 * Optional: true when process pid is not traced, with thread tid's
+	 * name in comm (GT_COMM_LEN bytes, "" if gone).  Asked once per waker.
+	 */
+	bool (*untraced)(void *ctx, uint32_t pid, uint32_t tid, char *comm);
 };
 
 /* A frame whose inline chain is read at the end. */
@@ -76,6 +84,7 @@ struct record_sink {
 	struct u64map stack_frames; /* hash of (pid, kind, frames) -> capture stack id */
 	struct u64map sym_keys;	    /* set: (pid, ip) pairs written */
 	struct u64map inl_keys;	    /* set: (pid, ip, caller) looked up for INLINES */
+	struct u64map wakers;	    /* set: waker tids asked about (ops->untraced) */
 	struct capture_buf stacks_buf, syms_buf, inl_buf;
 	struct record_sink_inline *inl_pend; /* frames whose inline chains are read at the end */
 	size_t ninl_pend, inl_pend_cap;
