@@ -81,6 +81,17 @@ def judge(mode, report, truth, cpu="?"):
     return passed
 
 
+def checked(gt, mode, cap, truth, r):
+    """A finished 'gaptrace record' run r: its report against the truth."""
+    if r.returncode != 0 or not os.path.exists(truth):
+        print(f"FAIL dataloader {mode}: record exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        return False
+    rep = cap + ".json"
+    with open(rep, "w") as f:
+        subprocess.run([gt, "report", cap, "--format", "json"], stdout=f, check=False)
+    return judge(mode, rep, truth, recorder_cpu(r.stderr))
+
+
 def main():
     if len(sys.argv) < 4:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
@@ -97,14 +108,7 @@ def main():
     r = subprocess.run([gt, "record", "--no-progress", "-o", cap] + gpu +
                        ["--", sys.executable, loop, "--seconds", str(secs), "--truth", truth],
                        capture_output=True, text=True, timeout=300)
-    if r.returncode != 0 or not os.path.exists(truth):
-        print(f"FAIL dataloader launch: record exit {r.returncode}: {r.stderr.strip()[-300:]}")
-        results.append(False)
-    else:
-        rep = cap + ".json"
-        with open(rep, "w") as f:
-            subprocess.run([gt, "report", cap, "--format", "json"], stdout=f, check=False)
-        results.append(judge("launch", rep, truth, recorder_cpu(r.stderr)))
+    results.append(checked(gt, "launch", cap, truth, r))
 
     # Attach: the workers run before gaptrace starts.
     cap, truth = os.path.join(work, "dl-attach.gtcap"), os.path.join(work, "dl-attach.truth.json")
@@ -120,14 +124,7 @@ def main():
         r = subprocess.run([gt, "record", "--no-progress", "-p", str(p.pid), "-d", f"{secs:.0f}s",
                             "-o", cap] + gpu, capture_output=True, text=True, timeout=300)
         p.wait(timeout=120)
-        if r.returncode != 0 or not os.path.exists(truth):
-            print(f"FAIL dataloader attach: record exit {r.returncode}: {r.stderr.strip()[-300:]}")
-            results.append(False)
-        else:
-            rep = cap + ".json"
-            with open(rep, "w") as f:
-                subprocess.run([gt, "report", cap, "--format", "json"], stdout=f, check=False)
-            results.append(judge("attach", rep, truth, recorder_cpu(r.stderr)))
+        results.append(checked(gt, "attach", cap, truth, r))
     return 0 if all(results) else 1
 
 
