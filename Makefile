@@ -164,6 +164,9 @@ else
 endif
 
 # ---- the ground-truth workload on a real GPU (tools/gpu-check runs it) ----
+# Where toolkits keep CUPTI (as cupti/cupti.mk): next to the runtime or under extras/CUPTI.
+GPU_CUPTI_INCDIRS := $(wildcard $(CUDA_HOME)/extras/CUPTI/include)
+GPU_CUPTI_LIBDIRS := $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib $(CUDA_HOME)/extras/CUPTI/lib64)
 NVCC_FLAGS := -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 \
 	-gencode arch=compute_90,code=compute_90 -Xcompiler -Wall,-Wextra,-Werror,-fno-omit-frame-pointer
 gpu-workload:
@@ -174,6 +177,10 @@ ifeq ($(HAVE_CUDA),1)
 		-o $(OUTPUT)/gpu/prover_gpu -lpthread
 	$(call msg,NVCC,$(OUTPUT)/gpu/launch_loop)
 	$(Q)$(NVCC) $(NVCC_FLAGS) tests/gpu/launch_loop.cu -o $(OUTPUT)/gpu/launch_loop
+	$(call msg,NVCC,$(OUTPUT)/gpu/cupti_cost)
+	$(Q)$(NVCC) $(NVCC_FLAGS) $(addprefix -I,$(GPU_CUPTI_INCDIRS)) tests/gpu/cupti_cost.cu \
+		-o $(OUTPUT)/gpu/cupti_cost $(addprefix -L,$(GPU_CUPTI_LIBDIRS)) \
+		$(addprefix -Xlinker -rpath=,$(GPU_CUPTI_LIBDIRS)) -lcupti
 	$(call msg,CC-SO,$(OUTPUT)/gpu/libother-subscriber.so)
 	$(Q)$(CC) -O2 -fPIC -shared -Wall -Wextra -Werror -I$(CUDA_HOME)/include \
 		tests/gpu/other_subscriber.c -o $(OUTPUT)/gpu/libother-subscriber.so \

@@ -14,7 +14,8 @@
  * processes: --pre pinned (profiling buffers in pinned host memory),
  * --pre no-per-thread (one activity buffer for all threads).
  *
- * Build: nvcc -O2 -arch=sm_90 tests/gpu/cupti_cost.cu -lcupti -o cupti_cost
+ * Build: make gpu-workload (.output/gpu/cupti_cost), or by hand:
+ *        nvcc -O2 -arch=sm_90 tests/gpu/cupti_cost.cu -lcupti -o cupti_cost
  *        (-L and -Xlinker -rpath to the toolkit's CUPTI lib64)
  * Usage: cupti_cost [--secs S] [--pre pinned|no-per-thread] [--only NAME]
  * Prints "| config | launches/s | ratio | records |" rows (markdown).
