@@ -125,8 +125,12 @@ def main():
             if scen == "mixed":
                 cats["scheduler"] = cats.get("scheduler", 0) + rq
             else:
+                # gpu-sim's late release of the worker (gpu_late_ns) is its
+                # wait for a CPU or an oversleep: scheduler or, when shown as
+                # the injected category, moved into its upper bound below.
                 extra = incidental.setdefault(g["index"], {})
-                extra["scheduler"] = extra.get("scheduler", 0) + rq
+                extra["scheduler"] = (extra.get("scheduler", 0) + rq
+                                      + inj.get("gpu_late_ns", 0))
         elif inj.get("pre_run_delay_ns"):
             cats["scheduler"] += inj["pre_run_delay_ns"]
         if scen == "mixed" and inj["category"] == "scheduler":

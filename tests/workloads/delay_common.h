@@ -166,6 +166,7 @@ struct planned_delay {
 	uint64_t amount_ns;
 	uint64_t run_delay_ns;
 	uint64_t pre_run_delay_ns; /* the worker's, from the sync's wakeup to start_ns */
+	uint64_t gpu_late_ns;	   /* the simulated GPU's late wakeup of the worker */
 	uint64_t target_ns;	   /* what was asked for (0 for the allocator ones) */
 	uint64_t bytes;		   /* trim and munmap: the round's size */
 	pid_t tid;		   /* the thread measured (chain: not the worker) */
@@ -180,6 +181,7 @@ struct skipped {
 struct unit_log {
 	uint64_t first_start_ns;
 	uint64_t last_end_ns;
+	uint64_t done_late_ns; /* prover_sim: gpu-sim woke the worker this long after last_end_ns */
 };
 
 /* Written by the worker only; read by main after the worker is joined. */
@@ -346,6 +348,7 @@ DELAY_STATIC struct planned_delay *record(unsigned int gap, enum delay_kind kind
 	in->kind = kind;
 	if (sync_rd_set && gettid() == worker_tid) {
 		in->pre_run_delay_ns = rd0 > sync_rd ? rd0 - sync_rd : 0;
+		in->gpu_late_ns = units_log ? units_log[gap].done_late_ns : 0;
 		sync_rd_set = false;
 	}
 	in->start_ns = start;
@@ -1866,6 +1869,8 @@ DELAY_STATIC void write_truth(FILE *f, uint64_t start_ns, uint64_t end_ns, const
 			in->start_ns, in->end_ns, in->amount_ns, in->run_delay_ns);
 		if (in->pre_run_delay_ns)
 			fprintf(f, ",\"pre_run_delay_ns\":%" PRIu64, in->pre_run_delay_ns);
+		if (in->gpu_late_ns)
+			fprintf(f, ",\"gpu_late_ns\":%" PRIu64, in->gpu_late_ns);
 		if (in->target_ns)
 			fprintf(f, ",\"target_ns\":%" PRIu64, in->target_ns);
 		if (in->bytes)

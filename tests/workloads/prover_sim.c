@@ -66,7 +66,9 @@
  * waiting for a CPU inside a window is scheduler time, so amount_ns is the
  * window minus that delay (for "scheduler", the delay itself).  The gap's
  * first injection also carries pre_run_delay_ns: the worker's wait for a CPU
- * between the GPU sync's wakeup and its window.  In chain the
+ * between the GPU sync's wakeup and its window, and gpu_late_ns: how late
+ * gpu-sim, itself waking from a sleep, released the worker after the unit's
+ * last kernel ended.  In chain the
  * measured thread is the janitor or synth-peer, against its own run_delay,
  * and each injection names it ("tid").
  *
@@ -185,8 +187,18 @@ static void *gpusim_main(void *arg)
 
 		/* Report first, then release the worker: unit_end follows its ops. */
 		pthread_mutex_lock(&gpu.mu);
-		if (--gpu.outstanding == 0)
+		if (--gpu.outstanding == 0) {
+			/*
+			 * A real GPU ends a kernel on time; this thread may wake
+			 * late (a busy CPU, once 9.6 ms in make test), and the
+			 * gap shows that wait on the critical path: the truth
+			 * owns it (gpu_late_ns).
+			 */
+			uint64_t t = now_ns();
+
+			units_log[op.unit].done_late_ns = t > end ? t - end : 0;
 			pthread_cond_broadcast(&gpu.done);
+		}
 		pthread_mutex_unlock(&gpu.mu);
 	}
 	return NULL;
