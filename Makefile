@@ -259,7 +259,7 @@ deps:
 unit-test: $(TESTS) $(ASAN_TESTS)
 	$(Q)tools/run-unit-tests $(TESTS) $(ASAN_TESTS)
 
-integration-test: $(OUTPUT)/gaptrace workloads $(OUTPUT)/bench/switch_stress
+integration-test: $(OUTPUT)/gaptrace workloads $(OUTPUT)/bench/switch_stress $(OUTPUT)/bench/malloc_churn
 	$(Q)tests/integration/run-all $(OUTPUT)
 
 # Headless Chromium (Debian's chromium, npm playwright-core): the flame graph

@@ -33,6 +33,8 @@ const volatile __u32 cfg_dwarf_sample_bytes = 0;
 const volatile __u64 cfg_dwarf_min_ns = 1000000; /* shorter intervals drop theirs */
 /* Snapshot bytes for CPU samples whose user ip lies in code without frame pointers (0: off). */
 const volatile __u32 cfg_fpless_bytes = 0;
+/* --cfi-rate: snapshots of fp-less samples per 100 ms, all CPUs together (0: no limit) */
+const volatile __u32 cfg_fpless_per_window = 0;
 
 /*
  * The traced thread groups, one bit per tgid (pid_max is at most 2^22):
@@ -931,6 +933,33 @@ static __always_inline bool fpless_leaf(__u32 tgid, struct pt_regs *regs, bool k
 	return false;
 }
 
+/*
+ * The recorder's unwinding costs ~9 us per snapshot: a budget per 100 ms
+ * window bounds it however many threads spin in libc.  The window's reset
+ * races between CPUs: the budget is approximate, never unbounded.
+ */
+__u64 fpless_window;
+__u32 fpless_used;
+
+static __always_inline bool fpless_budget(__u64 now)
+{
+	__u64 w = now / (100 * 1000000ULL);
+
+	if (!cfg_fpless_per_window)
+		return true;
+	if (fpless_window != w) {
+		fpless_window = w;
+		fpless_used = 0;
+	}
+	/* Read, then add (no fetch: BPF v1/v2 atomics return nothing): CPUs racing overshoot by one each. */
+	if (fpless_used < cfg_fpless_per_window) {
+		__sync_fetch_and_add(&fpless_used, 1);
+		return true;
+	}
+	stat_inc(GT_STAT_FPLESS_OVER);
+	return false;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -949,7 +978,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	if (cfg_dwarf_sample_bytes) {
 		sample_ustack(id, now, cfg_dwarf_sample_bytes);
-	} else if (cfg_fpless_bytes && fpless_leaf(id >> 32, regs, kernel)) {
+	} else if (cfg_fpless_bytes && fpless_leaf(id >> 32, regs, kernel) && fpless_budget(now)) {
 		stat_inc(GT_STAT_FPLESS_SAMPLES);
 		snap = sample_ustack(id, now, cfg_fpless_bytes);
 	}

@@ -329,6 +329,7 @@ enum gt_stat {
 	GT_STAT_STACK_REUSED,	 /* switch-outs that reused their last stacks (no walk) */
 	GT_STAT_RB_PRESSURE,	 /* submits that found the ring buffer over cfg_wakeup_bytes */
 	GT_STAT_FPLESS_SAMPLES, /* CPU samples snapshotted: user ip in code without frame pointers */
+	GT_STAT_FPLESS_OVER,	/* such samples past --cfi-rate's budget: fp walk instead */
 	GT_STAT_MAX
 };
 

@@ -33,7 +33,7 @@ struct info_stats {
 	/* --stacks dwarf: the recorder's unwinding counters (present only then) */
 	bool dwarf;
 	uint64_t dwarf_snapshots, dwarf_bytes, dwarf_dropped, dwarf_no_slot, dwarf_unwound,
-	    dwarf_failed, dwarf_used, dwarf_cpu_ns, dwarf_fpless;
+	    dwarf_failed, dwarf_used, dwarf_cpu_ns, dwarf_fpless, dwarf_fpless_over;
 };
 
 static int block_slot(uint32_t type)
@@ -88,6 +88,7 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 		    {"dwarf.used", offsetof(struct info_stats, dwarf_used)},
 		    {"dwarf.unwind_cpu_ns", offsetof(struct info_stats, dwarf_cpu_ns)},
 		    {"dwarf.fpless_samples", offsetof(struct info_stats, dwarf_fpless)},
+		    {"dwarf.fpless_over_budget", offsetof(struct info_stats, dwarf_fpless_over)},
 		};
 
 		s->dwarf = true;
@@ -294,6 +295,7 @@ int cmd_info(int argc, char **argv)
 			json_ku64(&j, "no_slot", s.dwarf_no_slot);
 			json_ku64(&j, "unwind_cpu_ns", s.dwarf_cpu_ns);
 			json_ku64(&j, "fpless_samples", s.dwarf_fpless);
+			json_ku64(&j, "fpless_over_budget", s.dwarf_fpless_over);
 			json_obj_end(&j);
 		}
 		json_ku64(&j, "threads", r->nthreads);
@@ -370,14 +372,15 @@ int cmd_info(int argc, char **argv)
 			    "dwarf:    %llu stack snapshots (%s), %llu unwound, %llu failed, %llu "
 			    "used by records; %llu dropped (ring full), %llu without a slot; "
 			    "unwinding took %s of CPU; %llu CPU samples in code without frame "
-			    "pointers\n",
+			    "pointers (%llu more past --cfi-rate, fp walk)\n",
 			    (unsigned long long)s.dwarf_snapshots,
 			    gt_fmt_bytes(s.dwarf_bytes, d1, sizeof(d1)),
 			    (unsigned long long)s.dwarf_unwound, (unsigned long long)s.dwarf_failed,
 			    (unsigned long long)s.dwarf_used, (unsigned long long)s.dwarf_dropped,
 			    (unsigned long long)s.dwarf_no_slot,
 			    gt_fmt_dur(s.dwarf_cpu_ns, d2, sizeof(d2)),
-			    (unsigned long long)s.dwarf_fpless);
+			    (unsigned long long)s.dwarf_fpless,
+			    (unsigned long long)s.dwarf_fpless_over);
 		printf("GPU:      %zu device(s), %llu ops, %zu gaps >= 1 ms; source: %s\n",
 		       r->ndevices, (unsigned long long)(r->ndevices ? r->devices[0].ops : 0),
 		       r->ngaps, gt_clean(r->gpu_source));

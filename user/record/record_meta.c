@@ -124,9 +124,12 @@ static const struct stat_key bpf_keys[] = {
 };
 
 static const struct stat_key dwarf_keys[] = {
-    {"dwarf.snapshots", GT_STAT_USTACK_SENT},	      {"dwarf.bytes", GT_STAT_USTACK_BYTES},
-    {"dwarf.dropped", GT_STAT_USTACK_LOST},	      {"dwarf.no_slot", GT_STAT_USTACK_FULL},
+    {"dwarf.snapshots", GT_STAT_USTACK_SENT},
+    {"dwarf.bytes", GT_STAT_USTACK_BYTES},
+    {"dwarf.dropped", GT_STAT_USTACK_LOST},
+    {"dwarf.no_slot", GT_STAT_USTACK_FULL},
     {"dwarf.fpless_samples", GT_STAT_FPLESS_SAMPLES},
+    {"dwarf.fpless_over_budget", GT_STAT_FPLESS_OVER},
 };
 
 static void kv_stats(struct capture_buf *kv, const struct recorder *r, const struct stat_key *keys,

@@ -3,6 +3,7 @@
  * record_opts.c: the command line of `gaptrace record`: usage() and the
  * option parser that fills struct record_opts.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #define DWARF_SAMPLE_BYTES 4096 /* snapshot per CPU sample with --dwarf-samples */
 #define CFI_SAMPLE_BYTES   1024 /* default --cfi-samples: see README, "Code without frame pointers" */
+#define CFI_RATE	   4000 /* default --cfi-rate: one busy thread's 4 kHz, ~3.6% of a CPU */
 
 static void usage(FILE *f)
 {
@@ -74,6 +76,10 @@ static void usage(FILE *f)
 		"                          are lost.  Other samples keep the fp walk.  off:\n"
 		"                          fp walk only (no unwinding in gaptrace, ~8 us of its\n"
 		"                          CPU per such sample; those callers are lost)\n"
+		"      --cfi-rate N        at most N such snapshots per second, all threads\n"
+		"                          together (default 4000: one thread busy in libc at\n"
+		"                          4 kHz, ~3.6%% of a CPU of unwinding); samples past it\n"
+		"                          take the fp walk, and info counts them; 0: no limit\n"
 		"      --cfi-objects system|all\n"
 		"                          which code --cfi-samples covers: system (default):\n"
 		"                          the system libraries (/lib, /usr/lib: libc,\n"
@@ -135,6 +141,7 @@ enum {
 	OPT_DWARF_SAMPLES,
 	OPT_CFI_SAMPLES,
 	OPT_CFI_OBJECTS,
+	OPT_CFI_RATE,
 	OPT_NO_FOLLOW,
 	OPT_RINGBUF,
 	OPT_MIN_GAP,
@@ -166,6 +173,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	    {"dwarf-samples", no_argument, NULL, OPT_DWARF_SAMPLES},
 	    {"cfi-samples", required_argument, NULL, OPT_CFI_SAMPLES},
 	    {"cfi-objects", required_argument, NULL, OPT_CFI_OBJECTS},
+	    {"cfi-rate", required_argument, NULL, OPT_CFI_RATE},
 	    {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
 	    {"ringbuf-size", required_argument, NULL, OPT_RINGBUF},
 	    {"min-gap", required_argument, NULL, OPT_MIN_GAP},
@@ -195,6 +203,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	o->stack_bytes = 8192;
 	o->dwarf_min_ns = NSEC_PER_MSEC;
 	o->cfi_sample_bytes = CFI_SAMPLE_BYTES;
+	o->cfi_rate = CFI_RATE;
 	o->default_probes = true;
 	o->follow_children = true;
 	o->progress = -1;
@@ -304,6 +313,21 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			}
 			o->cfi_sample_bytes = (uint32_t)v;
+			break;
+		}
+		case OPT_CFI_RATE: {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || v > 1000000) {
+				gt_err("bad --cfi-rate '%s': use a number of snapshots per second "
+				       "(0 to 1000000, e.g. 4000; 0: no limit)",
+				       optarg);
+				return -1;
+			}
+			o->cfi_rate = (uint32_t)v;
 			break;
 		}
 		case OPT_CFI_OBJECTS:

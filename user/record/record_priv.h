@@ -41,6 +41,7 @@ struct record_opts {
 	uint64_t dwarf_min_ns;	     /* --dwarf-min */
 	uint32_t dwarf_sample_bytes; /* --dwarf-samples: snapshot size, 0 off */
 	uint32_t cfi_sample_bytes;   /* --cfi-samples: snapshot size in fp-less code, 0 off */
+	uint32_t cfi_rate;	     /* --cfi-rate: such snapshots per second at most, 0 no limit */
 	bool cfi_all;		     /* --cfi-objects all: not only the system libraries */
 	bool default_probes;
 	bool follow_children;
