@@ -27,7 +27,7 @@
 #define FPLESS_PROCS 64 /* processes whose last ranges are remembered (oldest replaced) */
 
 struct fpless_obj {
-	uint64_t dev, ino;
+	uint64_t dev, ino; /* as /proc/PID/maps gives them: major << 32 | minor, inode */
 	bool fpless;
 };
 
@@ -41,7 +41,6 @@ struct fpless {
 	bool all; /* objects outside the system folders too */
 	struct fpless_obj *objs;
 	size_t nobjs, cap;
-	unsigned nfpless;
 	struct fpless_proc procs[FPLESS_PROCS];
 	unsigned next_proc;
 };
@@ -63,15 +62,14 @@ void fpless__free(struct fpless *f)
 	free(f);
 }
 
-void fpless__counts(const struct fpless *f, unsigned *objects, unsigned *fpless)
-{
-	*objects = f ? (unsigned)f->nobjs : 0;
-	*fpless = f ? f->nfpless : 0;
-}
-
-/* Whether the object behind a mapping has no frame pointers: checked once per file. */
+/*
+ * Whether the object behind a mapping has no frame pointers: checked once per
+ * file, known by the device and inode /proc/PID/maps gives (as the probe
+ * scans know objects), so a rescan of known objects stats nothing.
+ */
 static bool object_fpless(struct fpless *f, pid_t pid, const struct procfs_map *m)
 {
+	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
 	char path[PATH_MAX];
 	struct stat st;
 	struct fpless_obj *o;
@@ -85,19 +83,18 @@ static bool object_fpless(struct fpless *f, pid_t pid, const struct procfs_map *
 	 */
 	if (!f->all && !unwind_system_object(m->path))
 		return false;
+	for (size_t i = 0; i < f->nobjs; i++)
+		if (f->objs[i].dev == dev && f->objs[i].ino == m->inode)
+			return f->objs[i].fpless;
 	if (procfs_mapped_path(pid, m->start, m->end, m->path, m->inode, path, sizeof(path), &st))
 		return false;
-	for (size_t i = 0; i < f->nobjs; i++)
-		if (f->objs[i].dev == (uint64_t)st.st_dev && f->objs[i].ino == (uint64_t)st.st_ino)
-			return f->objs[i].fpless;
 	/* Unknown (-ENODATA: too few functions to tell) counts as having them. */
 	fp = unwind_elf_frame_pointers(path, NULL, NULL);
 	gt_grow((void **)&f->objs, &f->cap, f->nobjs, sizeof(*f->objs));
 	o = &f->objs[f->nobjs++];
-	o->dev = (uint64_t)st.st_dev;
-	o->ino = (uint64_t)st.st_ino;
+	o->dev = dev;
+	o->ino = m->inode;
 	o->fpless = fp == 0;
-	f->nfpless += o->fpless;
 	gt_dbg("%s: %s", m->path,
 	       fp == 0 ? "no frame pointers: its samples are unwound with CFI"
 		       : "frame pointers (or too few functions to tell)");

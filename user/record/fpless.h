@@ -27,7 +27,5 @@ void fpless__free(struct fpless *f); /* NULL-safe */
 int fpless__update(struct fpless *f, pid_t pid);
 /* Removes pid's ranges (it exited). */
 void fpless__forget(struct fpless *f, pid_t pid);
-/* Objects checked so far and how many of them have no frame pointers. */
-void fpless__counts(const struct fpless *f, unsigned *objects, unsigned *fpless);
 
 #endif /* GT_FPLESS_H */
