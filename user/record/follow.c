@@ -48,8 +48,11 @@ void record__follow_note(struct recorder *r, pid_t pid)
 	r->rescan = true;
 }
 
-/* The BPF side traces pid's threads from now on, or no more (its bit in target_bits). */
-static bool set_traced(struct recorder *r, pid_t pid, bool on)
+/*
+ * The BPF side traces pid's threads from now on, or no more (its bit in
+ * target_bits; BPF sets bits too, for followed forks: atomic, like its side).
+ */
+bool record__follow_set_traced(struct recorder *r, pid_t pid, bool on)
 {
 	__u64 *word;
 
@@ -96,7 +99,8 @@ static void add_children(struct recorder *r, pid_t pid)
 
 			if (end == s)
 				break;
-			if (c > 0 && !find(r, (pid_t)c) && set_traced(r, (pid_t)c, true))
+			if (c > 0 && !find(r, (pid_t)c) &&
+			    record__follow_set_traced(r, (pid_t)c, true))
 				add(r, (pid_t)c);
 		}
 	}
@@ -145,7 +149,7 @@ void record__follow_rescan(struct recorder *r, bool all)
 			/* Exited: its pid may come back as another process, not ours. */
 			attacher__forget(r->att, p->pid);
 			fpless__forget(r->fpless, p->pid);
-			set_traced(r, p->pid, false);
+			record__follow_set_traced(r, p->pid, false);
 			r->procs[i] = r->procs[--r->nprocs];
 			continue;
 		}

@@ -514,9 +514,7 @@ int cmd_record(int argc, char **argv)
 		       r.skel->bss ? "pid above the kernel's limit" : "the .bss map is not mapped");
 		goto cleanup;
 	}
-	/* BPF sets bits too (followed children): atomic, like its side. */
-	__atomic_fetch_or(&r.skel->bss->target_bits[(uint32_t)r.pid / 64], 1ull << (r.pid & 63),
-			  __ATOMIC_SEQ_CST);
+	record__follow_set_traced(&r, r.pid, true);
 
 	/*
 	 * The symbolizer keeps each mapped object (and its debug file) open:

@@ -119,6 +119,8 @@ int record__follow_existing(struct recorder *r);
 void record__follow_rescan(struct recorder *r, bool all);
 void record__follow_emit_mappings(struct recorder *r);
 bool record__follow_traced(struct recorder *r, pid_t pid);
+/* Sets or clears pid's bit in the BPF side's traced set; false when pid is out of its range. */
+bool record__follow_set_traced(struct recorder *r, pid_t pid, bool on);
 
 /* record_drain.c: closes the intervals and calls still open at r->end_ns. */
 void record__drain_open_intervals(struct recorder *r);
