@@ -1423,10 +1423,11 @@ static void *ctl_main(void *arg)
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "gaptrace-cupti");
+	/* Before the receiver starts, which reads it. */
+	g_rx_discard = env_on("GAPTRACE_CUPTI_DISCARD");
 	/* GAPTRACE_CUPTI_INLINE=1: read buffers where CUPTI completes them (cost probe). */
 	if (!env_on("GAPTRACE_CUPTI_INLINE") && start_thread(rx_main) == 0)
 		__atomic_store_n(&g_rx_on, true, __ATOMIC_RELEASE);
-	g_rx_discard = env_on("GAPTRACE_CUPTI_DISCARD");
 	for (;;) {
 		uint64_t now = mono_now();
 		bool due = now >= next_flush;
