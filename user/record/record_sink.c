@@ -2,9 +2,10 @@
 /*
  * record_sink.c: the ring-buffer record -> capture translation of `gaptrace
  * record`.  Each BPF record is checked, stack frames the kernel sends are
- * symbolized while the process still exists and ids mapped to capture ids, DWARF snapshots unwound into STACKS entries
- * and patched into the record they belong to, GPU batches split into one
- * GPU_OP each, and the result written as capture EVENTS.
+ * symbolized while the process still exists and their ids mapped to capture
+ * ids, DWARF snapshots unwound into STACKS entries and patched into the
+ * record they belong to, GPU batches split into one GPU_OP each, and the
+ * result written as capture EVENTS.
  */
 #include <stddef.h>
 #include <stdlib.h>
