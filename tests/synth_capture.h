@@ -45,6 +45,8 @@ static inline void synth_open(struct synth *s)
 	fd = mkstemp(s->path);
 	assert_true(fd >= 0);
 	close(fd);
+	/* The name only: the writer keeps a file it would replace as .old. */
+	unlink(s->path);
 	s->w = capture_writer__open(s->path, kv, GT_ARRAY_SIZE(kv), err, sizeof(err));
 	assert_non_null(s->w);
 	s->end = T0 + 1000 * MS;
@@ -137,6 +139,19 @@ static inline void synth_off(struct synth *s, uint32_t tid, uint64_t off, uint64
 			     uint32_t waker, int32_t ustack)
 {
 	synth_off_k(s, tid, off, wake, on, flags, sys, a1, a2, waker, ustack, -1);
+}
+
+/* The recorder's note that tid of process pid (comm), which it does not trace, woke a traced thread. */
+static inline void synth_peer(struct synth *s, uint32_t pid, uint32_t tid, const char *comm,
+			      uint64_t ts)
+{
+	struct gt_peer p = {};
+
+	synth_hdr(&p.hdr, GT_REC_PEER, sizeof(p), ts);
+	p.pid = pid;
+	p.tid = tid;
+	strncpy(p.comm, comm, sizeof(p.comm) - 1);
+	assert_int_equal(capture_writer__event(s->w, &p, sizeof(p)), 0);
 }
 
 /* A CPU sample of tid, in syscall sys (-1: none), user stack ustack, no kernel stack. */

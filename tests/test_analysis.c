@@ -246,15 +246,10 @@ static void test_gap_untraced_waker_named(void **state)
 {
 	struct synth s;
 	struct an_result *r;
-	struct gt_peer p = {};
 
 	synth_open(&s);
 	base_gap(&s, T0 + 30 * MS);
-	synth_hdr(&p.hdr, GT_REC_PEER, sizeof(p), T0 + 5 * MS);
-	p.pid = 539;
-	p.tid = 540;
-	memcpy(p.comm, "pt_data_worker", 14);
-	assert_int_equal(capture_writer__event(s.w, &p, sizeof(p)), 0);
+	synth_peer(&s, 539, 540, "pt_data_worker", T0 + 5 * MS);
 	synth_off_w(&s, 10, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, 0, GT_NR_epoll_wait, 0, 0,
 		    540, GT_NR_write, -1, -1);
 	r = synth_run(&s, NULL);

@@ -56,7 +56,19 @@ struct xtrace {
 	uint64_t base;
 };
 
-static void export_scene(struct xtrace *x, bool keep_all)
+/* Gap [10, 30) ms: the worker's epoll_wait ended by thread 540 of process 539, not traced. */
+static void scene_untraced(struct synth *s)
+{
+	synth_thread(s, WORKER, "gpu-worker");
+	synth_op(s, WORKER, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
+	synth_peer(s, 539, 540, "pt_data_worker", T0 + 5 * MS);
+	synth_off_w(s, WORKER, T0 + 10 * MS, T0 + 30 * MS, T0 + 30 * MS, 0, GT_NR_epoll_wait, 0, 0,
+		    540, GT_NR_write, -1, -1);
+	synth_op(s, WORKER, 2, T0 + 30 * MS, T0 + 30 * MS, T0 + 40 * MS);
+	s->end = T0 + 50 * MS;
+}
+
+static void export_of(struct xtrace *x, bool keep_all, void (*scene_fn)(struct synth *))
 {
 	struct synth s;
 	struct an_opts o;
@@ -68,7 +80,7 @@ static void export_scene(struct xtrace *x, bool keep_all)
 	an_opts__defaults(&o);
 	o.keep_all = keep_all;
 	synth_open(&s);
-	scene(&s);
+	scene_fn(&s);
 	r = synth_run(&s, &o);
 	f = open_memstream(&x->text, &len);
 	assert_int_equal(export__chrome_json(f, r), 0);
@@ -81,6 +93,11 @@ static void export_scene(struct xtrace *x, bool keep_all)
 	assert_non_null(x->ev);
 	assert_int_equal(x->ev->t, MJ_ARR);
 	x->base = (uint64_t)mj_num(mj_get(x->doc, "otherData"), "base_mono_ns", 0);
+}
+
+static void export_scene(struct xtrace *x, bool keep_all)
+{
+	export_of(x, keep_all, scene);
 }
 
 static void xtrace_free(struct xtrace *x)
@@ -269,6 +286,29 @@ static void test_export_nesting_and_clock(void **state)
 	xtrace_free(&x);
 }
 
+/* The gap's hop names the waker from a process gaptrace did not trace, with its share. */
+static void test_export_untraced_waker(void **state)
+{
+	struct xtrace x;
+	const struct mj *e, *w;
+
+	export_of(&x, false, scene_untraced);
+	e = find(&x, "X", -1, -1, "critical thread gpu-worker:10", 0);
+	assert_non_null(e);
+	w = mj_get(mj_get(e, "args"), "untraced_waker");
+	assert_non_null(w);
+	assert_int_equal(llround(mj_num(w, "pid", 0)), 539);
+	assert_int_equal(llround(mj_num(w, "tid", 0)), 540);
+	assert_string_equal(mj_str(w, "comm"), "pt_data_worker");
+	assert_int_equal(llround(mj_num(w, "wait_ns", 0)), 20 * MS);
+	xtrace_free(&x);
+	/* A hop whose waker was traced carries none. */
+	export_scene(&x, false);
+	for (size_t i = 0; i < x.ev->n; i++)
+		assert_null(mj_get(mj_get(&x.ev->items[i], "args"), "untraced_waker"));
+	xtrace_free(&x);
+}
+
 static void test_keep_all_same_attribution(void **state)
 {
 	struct synth s1, s2;
@@ -360,6 +400,7 @@ int main(void)
 	    cmocka_unit_test(test_export_thread_states),
 	    cmocka_unit_test(test_export_gpu_gaps_units),
 	    cmocka_unit_test(test_export_flows),
+	    cmocka_unit_test(test_export_untraced_waker),
 	    cmocka_unit_test(test_export_nesting_and_clock),
 	    cmocka_unit_test(test_keep_all_same_attribution),
 	    cmocka_unit_test(test_export_command),

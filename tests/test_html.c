@@ -19,7 +19,12 @@
 
 #define WORKER 10
 
-static char *page(bool pieces, const char *comm)
+/*
+ * Gap [10, 30) ms of WORKER (named comm): a 16 ms lock wait released by
+ * traced thread 11, or with untraced_waker an epoll_wait that thread 540 of process
+ * 539, which gaptrace did not trace, ended.
+ */
+static char *page_of(bool pieces, const char *comm, bool untraced_waker)
 {
 	struct synth s;
 	struct an_opts o;
@@ -36,7 +41,14 @@ static char *page(bool pieces, const char *comm)
 	synth_unit(&s, WORKER, 0, T0 + 500 * US, true);
 	synth_op(&s, WORKER, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
 	synth_unit(&s, WORKER, 0, T0 + 10500 * US, false);
-	synth_lock_wait(&s, WORKER, T0 + 11 * MS, T0 + 27 * MS, T0 + 27200 * US, 11);
+	if (untraced_waker) {
+		synth_peer(&s, 539, 540, "pt_data_worker", T0 + 5 * MS);
+		synth_off_w(&s, WORKER, T0 + 11 * MS, T0 + 27 * MS, T0 + 27 * MS, 0,
+			    GT_NR_epoll_wait, 0, 0, 540, GT_NR_write, -1, -1);
+	} else {
+		synth_thread(&s, 11, "lock-holder");
+		synth_lock_wait(&s, WORKER, T0 + 11 * MS, T0 + 27 * MS, T0 + 27200 * US, 11);
+	}
 	synth_unit(&s, WORKER, 1, T0 + 29 * MS, true);
 	synth_op(&s, WORKER, 2, T0 + 29500 * US, T0 + 30 * MS, T0 + 40 * MS);
 	synth_unit(&s, WORKER, 1, T0 + 41 * MS, false);
@@ -48,6 +60,11 @@ static char *page(bool pieces, const char *comm)
 	an_result__free(r);
 	capture__close(cap);
 	return text;
+}
+
+static char *page(bool pieces, const char *comm)
+{
+	return page_of(pieces, comm, false);
 }
 
 static void test_html_self_contained(void **state)
@@ -101,11 +118,24 @@ static void test_html_escapes_names(void **state)
 	free(t);
 }
 
+/* The gap's row names the waker gaptrace could not follow, as the text report does. */
+static void test_html_names_untraced_waker(void **state)
+{
+	char *t = page_of(false, "gpu-worker", true);
+
+	assert_non_null(strstr(t, "16.00 ms of it woken by pid 539 (pt_data_worker), not traced"));
+	free(t);
+	t = page(false, "gpu-worker");
+	assert_null(strstr(t, "woken by pid"));
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_html_self_contained),
 	    cmocka_unit_test(test_html_escapes_names),
+	    cmocka_unit_test(test_html_names_untraced_waker),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

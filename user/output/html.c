@@ -303,7 +303,13 @@ static void category_table(FILE *f, const struct an_result *r)
 static void chain_cell(FILE *f, const struct an_result *r, const struct an_gap *g)
 {
 	bool any = false;
+	char u[128];
 
+	/* A waker gaptrace could not follow, named as the text report names it. */
+	if (g->nchain && present__untraced(g, &g->chain[0], u, sizeof(u))) {
+		gt_xml_puts(f, u);
+		any = true;
+	}
 	for (size_t h = 1; h < g->nchain; h++) {
 		const struct an_hop *hp = &g->chain[h];
 		char b[256], d[32];
@@ -318,6 +324,10 @@ static void chain_cell(FILE *f, const struct an_result *r, const struct an_gap *
 		gt_xml_puts(f, an_result__thread_name(r, hp->tid));
 		fprintf(f, ":%u: ", hp->tid);
 		gt_xml_puts(f, b);
+		if (present__untraced(g, hp, u, sizeof(u))) {
+			fputs("; ", f);
+			gt_xml_puts(f, u);
+		}
 		any = true;
 	}
 	for (size_t h = 0; h < g->nholders && h < 3; h++) {

@@ -71,6 +71,19 @@ int present__dominant(const uint64_t *by_cat)
 	return best;
 }
 
+bool present__untraced(const struct an_gap *g, const struct an_hop *h, char *buf, size_t len)
+{
+	char d[32];
+
+	buf[0] = '\0';
+	if (!h->untraced_tid || h->untraced_ns * 10 < g->duration_ns)
+		return false;
+	snprintf(buf, len, "%s of it woken by pid %u (%s), not traced",
+		 gt_fmt_dur(h->untraced_ns, d, sizeof(d)), h->untraced_pid,
+		 h->untraced_comm[0] ? gt_clean(h->untraced_comm) : "?");
+	return true;
+}
+
 int present__cmp_gap_len(const void *a, const void *b)
 {
 	const struct an_gap *const *x = a, *const *y = b;

@@ -8,6 +8,7 @@
 #ifndef GT_PRESENT_H
 #define GT_PRESENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,13 @@ int present__dominant(const uint64_t *by_cat);
 
 /* qsort order of const struct an_gap *: longest first, then by index. */
 int present__cmp_gap_len(const void *a, const void *b);
+
+/*
+ * A waker outside the trace behind at least a tenth of the gap, on hop h of
+ * gap g: "12.0 ms of it woken by pid 539 (pt_data_worker), not traced" in buf
+ * and true; false (buf "") when the hop has none worth naming.
+ */
+bool present__untraced(const struct an_gap *g, const struct an_hop *h, char *buf, size_t len);
 
 /* Busy and span time summed over the result's GPUs. */
 void present__gpu_busy(const struct an_result *r, uint64_t *busy, uint64_t *span);

@@ -45,21 +45,12 @@ static bool hop_matters(const struct an_gap *g, const struct an_hop *h)
 	return (h->to_ns - h->from_ns) * 10 >= g->duration_ns;
 }
 
-/* A waker outside the trace behind at least a tenth of the gap. */
-static bool untraced_matters(const struct an_gap *g, const struct an_hop *h)
-{
-	return h->untraced_tid && h->untraced_ns * 10 >= g->duration_ns;
-}
-
 static void print_untraced(FILE *f, const struct an_gap *g, const struct an_hop *h)
 {
-	char d[32];
+	char u[128];
 
-	if (!untraced_matters(g, h))
-		return;
-	fprintf(f, "; %s of it woken by pid %u (%s), not traced",
-		gt_fmt_dur(h->untraced_ns, d, sizeof(d)), h->untraced_pid,
-		h->untraced_comm[0] ? gt_clean(h->untraced_comm) : "?");
+	if (present__untraced(g, h, u, sizeof(u)))
+		fprintf(f, "; %s", u);
 }
 
 static void print_chain(FILE *f, const struct an_result *r, const struct an_gap *g)
@@ -67,7 +58,12 @@ static void print_chain(FILE *f, const struct an_result *r, const struct an_gap 
 	bool any = false;
 
 	for (size_t i = 0; i < g->nchain; i++)
-		any |= (i && hop_matters(g, &g->chain[i])) || untraced_matters(g, &g->chain[i]);
+		{
+		char u[128];
+
+		any |= (i && hop_matters(g, &g->chain[i])) ||
+		       present__untraced(g, &g->chain[i], u, sizeof(u));
+	}
 	if (!any)
 		return;
 	fprintf(f, "        critical path: %s:%u waited",
