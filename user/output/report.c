@@ -57,8 +57,7 @@ static void print_chain(FILE *f, const struct an_result *r, const struct an_gap 
 {
 	bool any = false;
 
-	for (size_t i = 0; i < g->nchain; i++)
-		{
+	for (size_t i = 0; i < g->nchain; i++) {
 		char u[128];
 
 		any |= (i && hop_matters(g, &g->chain[i])) ||
