@@ -3,12 +3,14 @@
 """follow_check.py: ground truth for following the whole program (issue #13
 items 6-7), with tests/workloads/follow_sim.  Prints PASS/FAIL lines.
 
-fork, exec, selfexec, dlopen: the new code fires N gpu_op probes (device 1,
+fork, orphan, exec, selfexec, dlopen: the new code fires N gpu_op probes (device 1,
 op = pid << 32 | i) LATENCY_MS after the event; every one must be in the
 capture, for the right pid.  Before them it fires an "early" op every
 millisecond (device 0): the first one captured, minus the event (the fork
 or exec TASK record, the dlopen marker op on device 2), is the attach
-latency, which must be <= LATENCY_MS.
+latency, which must be <= LATENCY_MS.  orphan: the parent exits right after
+the fork; the recording must go on until the child, which fires its ops as
+an orphan, exits (and stop then, by itself).
 attach: record -p to a parent whose child, forked before the attach, spends
 WORK_MS of CPU per request while the parent polls for the answer: every
 whole gap's critical path reaches the child, the gap's cpu is 90-110%
@@ -87,7 +89,7 @@ def probes(gt, wl, work, name):
     seen = {op & 0xffffffff for dev, op, _ in ops if dev == 1 and op >> 32 == pid}
     early = [t for dev, op, t in ops if dev == 0]
     # When the new code appeared, on the capture's clock.
-    if name == "fork":
+    if name in ("fork", "orphan"):
         at = [ts for ts, p, e in tasks if p == pid and e == 2]
     elif name == "dlopen":
         at = [t for dev, op, t in ops if dev == 2]
@@ -98,7 +100,14 @@ def probes(gt, wl, work, name):
         return False, msg + (", no event record" if not at else ", no early op seen")
     lat = min(early) - at[0]  # dump times are in ms
     msg += f", first probe hit {lat:.1f} ms after the {'dlopen' if name == 'dlopen' else name}"
-    return len(seen) == N and 0 <= lat <= LATENCY_MS, msg
+    ok = len(seen) == N and 0 <= lat <= LATENCY_MS
+    if name == "orphan":
+        log = open(os.path.join(work, f"follow-{name}.log")).read()
+        said = "recording the 1 process followed from it" in log
+        msg += ("; record said it went on after the parent's exit" if said
+                else "; record did not say it went on after the parent's exit")
+        ok = ok and said
+    return ok, msg
 
 
 def attach(gt, wl, work, name, extra):
@@ -171,7 +180,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     gt, wl, work = sys.argv[1:4]
-    names = sys.argv[4:] or ["fork", "exec", "selfexec", "dlopen", "attach", "nofollow"]
+    names = sys.argv[4:] or ["fork", "orphan", "exec", "selfexec", "dlopen", "attach", "nofollow"]
     fails = 0
     for name in names:
         if name == "attach":

@@ -6,6 +6,8 @@
  * dlopens; and a parent that waits on a pipe for a child's CPU work.
  *
  *   follow_sim fork N DELAY_MS          a child fires N ops DELAY_MS after fork
+ *   follow_sim orphan N DELAY_MS        the same, but the parent exits at once:
+ *                                       the child fires them as an orphan
  *   follow_sim exec N DELAY_MS          a child execs "follow_sim fire ..."
  *   follow_sim selfexec N DELAY_MS      the process itself execs "fire"
  *   follow_sim fire N DELAY_MS          fires them (the exec'd program)
@@ -173,7 +175,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "dlopen") && argc == 5)
 		return dlopen_mode(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc != 4) {
-		fprintf(stderr, "usage: follow_sim fork|exec|selfexec|fire N DELAY_MS\n"
+		fprintf(stderr, "usage: follow_sim fork|orphan|exec|selfexec|fire N DELAY_MS\n"
 				"       follow_sim dlopen LIB N DELAY_MS\n"
 				"       follow_sim pipe SECONDS WORK_MS\n");
 		return 2;
@@ -198,5 +200,7 @@ int main(int argc, char **argv)
 		fire(atoi(argv[2]), atoi(argv[3]));
 		_exit(0);
 	}
+	if (!strcmp(mode, "orphan"))
+		return c > 0 ? 0 : 1;
 	return wait_child(c);
 }

@@ -168,3 +168,12 @@ void record__follow_emit_mappings(struct recorder *r)
 		if (r->procs[i].pid != r->pid && procfs_live_thread(r->procs[i].pid, 0) > 0)
 			record__emit_mappings(r, r->procs[i].pid);
 }
+
+size_t record__follow_alive(struct recorder *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nprocs; i++)
+		n += r->procs[i].pid != r->pid && procfs_live_thread(r->procs[i].pid, 0) > 0;
+	return n;
+}

@@ -324,8 +324,25 @@ static int run_loop(struct recorder *r)
 			r->stop_reason = "duration";
 			return 0;
 		}
-		if (record__target_exited(r)) {
+		/*
+		 * The program is over when the target and every process followed
+		 * from it are: a launcher that exits before its workers, or workers
+		 * still flushing after the main process, are recorded to their end.
+		 */
+		if (!r->target_gone && record__target_exited(r)) {
+			size_t n;
+
 			r->target_gone = true;
+			r->target_gone_ns = now;
+			if ((n = record__follow_alive(r)))
+				gt_info(
+				    "pid %d exited; recording the %zu process%s followed from it "
+				    "until %s%s",
+				    r->pid, n, n == 1 ? "" : "es",
+				    n == 1 ? "it exits" : "they exit",
+				    r->o->duration_ns ? " or -d ends" : " (Ctrl-C stops)");
+		}
+		if (r->target_gone && !record__follow_alive(r)) {
 			r->stop_reason = "target-exit";
 			return 0;
 		}
@@ -667,7 +684,13 @@ int cmd_record(int argc, char **argv)
 		e = -EIO;
 	}
 	r.w = NULL;
-	if (r.target_gone && !o.cmd)
+	if (r.target_gone && r.end_ns - r.target_gone_ns >= 100 * NSEC_PER_MSEC)
+		gt_info("pid %d exited after %.1f s; the processes followed from it were recorded "
+			"until %.1f s (%s)",
+			r.pid, (r.target_gone_ns - r.start_ns) / 1e9, (r.end_ns - r.start_ns) / 1e9,
+			!strcmp(r.stop_reason ? r.stop_reason : "", "target-exit") ? "they exited"
+										   : r.stop_reason);
+	else if (r.target_gone && !o.cmd)
 		gt_warn("pid %d exited after %.1f s: the capture ends there", r.pid,
 			(r.end_ns - r.start_ns) / 1e9);
 	if (r.target_gone && o.cmd) {

@@ -81,8 +81,10 @@ struct recorder {
 	unsigned cupti_links_seen; /* USDT links when the CUPTI library was last looked for */
 	bool progress;
 	bool target_gone;
-	int target_status; /* launch mode: wait status */
-	const char *exe;   /* launch mode: the resolved command */
+	uint64_t
+	    target_gone_ns; /* when the target was seen gone (its followed processes may run on) */
+	int target_status;  /* launch mode: wait status */
+	const char *exe;    /* launch mode: the resolved command */
 	const char *stop_reason;
 	struct follow_proc *procs; /* follow.c: the target and the descendants followed */
 	size_t nprocs, procs_cap;
@@ -119,6 +121,8 @@ int record__follow_existing(struct recorder *r);
 void record__follow_rescan(struct recorder *r, bool all);
 void record__follow_emit_mappings(struct recorder *r);
 bool record__follow_traced(struct recorder *r, pid_t pid);
+/* How many followed processes other than the target still have a live thread. */
+size_t record__follow_alive(struct recorder *r);
 /* Sets or clears pid's bit in the BPF side's traced set; false when pid is out of its range. */
 bool record__follow_set_traced(struct recorder *r, pid_t pid, bool on);
 
