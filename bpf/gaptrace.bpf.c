@@ -907,18 +907,27 @@ static __always_inline bool sample_ustack(__u64 id, __u64 now, __u32 max)
 	return true;
 }
 
+/* The memory syscalls an allocator's internals make (sysmalloc, munmap_chunk, mtrim). */
+static __always_inline bool mem_syscall(__s32 nr)
+{
+	return nr == GT_NR_mmap || nr == GT_NR_munmap || nr == GT_NR_brk || nr == GT_NR_madvise ||
+	       nr == GT_NR_mremap || nr == GT_NR_mprotect;
+}
+
 /*
  * Whether the sample's user ip lies in code without frame pointers, where
  * the fp walk loses the caller (malloc's internals in a stripped libc).  A
- * sample inside a system call is left to the walk: the syscall says what
- * the time is, and libc's wrappers leave %rbp alone.
+ * sample inside a system call is left to the walk, libc's wrappers leave
+ * %rbp alone, unless it is a memory syscall: those come from inside the
+ * allocator, whose code used %rbp for something else.
  */
 static __always_inline bool fpless_leaf(__u32 tgid, struct pt_regs *regs, bool kernel)
 {
 	struct gt_fpless *f;
 	__u64 ip;
 
-	if (!regs || (kernel && regs_syscall(regs, NULL) >= 0))
+	if (!regs ||
+	    (kernel && regs_syscall(regs, NULL) >= 0 && !mem_syscall(regs_syscall(regs, NULL))))
 		return false;
 	f = bpf_map_lookup_elem(&fpless, &tgid);
 	if (!f)
@@ -931,6 +940,18 @@ static __always_inline bool fpless_leaf(__u32 tgid, struct pt_regs *regs, bool k
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Whether the user %rbp may be a frame pointer: above %sp, within 8 MiB of
+ * it, aligned.  Code without frame pointers (glibc's malloc) mostly holds
+ * something else there, and walking that costs ~3 us for nothing.
+ */
+static __always_inline bool fp_plausible(struct pt_regs *regs)
+{
+	__u64 sp = BPF_CORE_READ(regs, sp), bp = BPF_CORE_READ(regs, bp);
+
+	return bp > sp && bp - sp < (8u << 20) && !(bp & 7);
 }
 
 /*
@@ -967,7 +988,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__s32 ustack_id = -1, kstack_id;
 	struct gt_sample *rec;
 	struct pt_regs *regs;
-	bool kernel, snap = false;
+	bool kernel, walk = true;
 	__u64 now;
 
 	if (!is_target(id >> 32))
@@ -980,15 +1001,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		sample_ustack(id, now, cfg_dwarf_sample_bytes);
 	} else if (cfg_fpless_bytes && fpless_leaf(id >> 32, regs, kernel) && fpless_budget(now)) {
 		stat_inc(GT_STAT_FPLESS_SAMPLES);
-		snap = sample_ustack(id, now, cfg_fpless_bytes);
+		walk = !sample_ustack(id, now, cfg_fpless_bytes) || fp_plausible(regs);
 	}
 	/*
 	 * Walked before the record is reserved: a new id's frames must come
-	 * first.  A snapshot replaces the user fp walk, which from code without
-	 * frame pointers loses the caller or follows a %rbp that is no frame
-	 * pointer there: skipping it pays for much of the copy.
+	 * first.  With a snapshot too where %rbp may be a frame pointer: the
+	 * snapshot's CFI unwinding gives the frames without frame pointers, but
+	 * only as deep as its bytes reach, and the recorder joins the walk's
+	 * frames beyond them where the two agree (record_sink__stitch).
 	 */
-	if (!snap)
+	if (walk)
 		ustack_id = get_stack(ctx, BPF_F_USER_STACK, cfg_ustacks, STACK_SLOT_SAMPLE);
 	kstack_id = kernel ? get_stack(ctx, 0, cfg_kstacks, STACK_SLOT_SAMPLE) : -1;
 	rec = reserve(sizeof(*rec), GT_STAT_RB_LOST_SAMPLE);

@@ -713,6 +713,67 @@ static void test_untraced_waker_and_loader(void **state)
  * stack.  The records the programs emit are checked by _Static_assert in
  * gaptrace.h; the ring buffer's record sizes by the sink tests above.
  */
+/*
+ * record_sink__stitch: a snapshot's CFI frames joined to the kernel's fp walk
+ * where the walk, shifted past the frames without frame pointers, agrees.
+ */
+static void test_stitch(void **state)
+{
+	const uint64_t L = 0x1000, a = 0xa0, b = 0xb0, c = 0xc0, d = 0xd0, e = 0xe0, q = 0x99;
+	uint64_t out[8];
+
+	(void)state;
+	/* libc's internals (a, b) only in the CFI frames; the fp walk lost them and goes deeper. */
+	{
+		const uint64_t cfi[] = {L, a, b, c}, fp[] = {L, c, d, e};
+		const uint64_t want[] = {L, a, b, c, d, e};
+
+		assert_int_equal(record_sink__stitch(cfi, 4, fp, 4, out, 8), 6);
+		assert_memory_equal(out, want, sizeof(want));
+	}
+	/* Every frame both have must agree: two here. */
+	{
+		const uint64_t cfi[] = {L, a, b, c}, fp[] = {L, b, c, d};
+		const uint64_t want[] = {L, a, b, c, d};
+
+		assert_int_equal(record_sink__stitch(cfi, 4, fp, 4, out, 8), 5);
+		assert_memory_equal(out, want, sizeof(want));
+	}
+	/* One that does not (a walk off course for a frame) joins nothing. */
+	{
+		const uint64_t cfi[] = {L, a, b, c}, fp[] = {L, q, b, c, d};
+
+		assert_int_equal(record_sink__stitch(cfi, 4, fp, 5, out, 8), 0);
+	}
+	/* A walk that followed a %rbp holding something else meets nothing. */
+	{
+		const uint64_t cfi[] = {L, a, b}, fp[] = {L, q, q + 1};
+
+		assert_int_equal(record_sink__stitch(cfi, 3, fp, 3, out, 8), 0);
+	}
+	/* The shared leaf alone is no evidence; a walk no deeper than the snapshot adds nothing. */
+	{
+		const uint64_t cfi[] = {L, a, b, c}, fp[] = {L, q, d}, fp2[] = {L, b, c};
+
+		assert_int_equal(record_sink__stitch(cfi, 2, fp, 3, out, 8), 0);
+		assert_int_equal(record_sink__stitch(cfi, 1, fp, 3, out, 8), 0);
+		assert_int_equal(record_sink__stitch(cfi, 4, fp2, 3, out, 8), 0);
+	}
+	/*
+	 * Recursion: five frames of c below a; the snapshot holds three.  The
+	 * join keeps five, not three more on top; it stops at max frames.
+	 */
+	{
+		const uint64_t cfi[] = {L, a, c, c, c}, fp[] = {L, c, c, c, c, c, d};
+		const uint64_t want[] = {L, a, c, c, c, c, c, d};
+
+		assert_int_equal(record_sink__stitch(cfi, 5, fp, 7, out, 8), 8);
+		assert_memory_equal(out, want, sizeof(want));
+		assert_int_equal(record_sink__stitch(cfi, 5, fp, 7, out, 4), 4);
+		assert_memory_equal(out, want, 4 * sizeof(uint64_t));
+	}
+}
+
 static void test_map_values_match_bpf_object(void **state)
 {
 	struct gaptrace_bpf *skel = gaptrace_bpf__open();
@@ -740,6 +801,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_gpu_batch_split, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_name_task_runt, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_untraced_waker_and_loader, fx_setup, fx_teardown),
+	    cmocka_unit_test(test_stitch),
 	    cmocka_unit_test(test_map_values_match_bpf_object),
 	};
 

@@ -7,8 +7,10 @@
  * calls per second of its own CPU time (CLOCK_THREAD_CPUTIME_ID, which the
  * sampling interrupts are charged to, so other load on the machine does
  * not bias a traced/untraced ratio).  After --warmup seconds it measures for
- * --seconds and prints calls_per_cpu_s= and cpu_s=.
- * Usage: malloc_churn [--seconds S] [--warmup S]
+ * --seconds and prints calls_per_cpu_s= and cpu_s=.  --depth N runs each
+ * round N frames (of ~100 bytes, frame pointers) below main, deeper than a
+ * default 1 KiB stack snapshot reaches (run-all's stitch check).
+ * Usage: malloc_churn [--seconds S] [--warmup S] [--depth N]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -41,9 +43,23 @@ static void round_once(unsigned int round)
 	free(big);
 }
 
+/* round_once n frames down; the pad used after the call keeps every frame (no tail call). */
+__attribute__((noinline)) static void descend(unsigned int n, unsigned int round)
+{
+	volatile char pad[64];
+
+	pad[0] = (char)n;
+	if (n)
+		descend(n - 1, round);
+	else
+		round_once(round);
+	pad[1] = pad[0];
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = 2.0, warmup = 0.5;
+	unsigned int depth = 0;
 	uint64_t t0, c0, c1, rounds = 0;
 	unsigned int round = 0;
 
@@ -52,18 +68,21 @@ int main(int argc, char **argv)
 			seconds = atof(argv[++i]);
 		} else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) {
 			warmup = atof(argv[++i]);
+		} else if (!strcmp(argv[i], "--depth") && i + 1 < argc) {
+			depth = (unsigned int)atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: malloc_churn [--seconds S] [--warmup S]\n");
+			fprintf(stderr,
+				"usage: malloc_churn [--seconds S] [--warmup S] [--depth N]\n");
 			return 2;
 		}
 	}
 	/* Warm-up: the heap reaches its steady shape, a tracer has read our maps. */
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	while (clock_ns(CLOCK_MONOTONIC) - t0 < (uint64_t)(warmup * 1e9))
-		round_once(round++);
+		descend(depth, round++);
 	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	do {
-		round_once(round++);
+		descend(depth, round++);
 		rounds++;
 		c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	} while (c1 - c0 < (uint64_t)(seconds * 1e9));

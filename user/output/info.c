@@ -33,7 +33,7 @@ struct info_stats {
 	/* --stacks dwarf: the recorder's unwinding counters (present only then) */
 	bool dwarf;
 	uint64_t dwarf_snapshots, dwarf_bytes, dwarf_dropped, dwarf_no_slot, dwarf_unwound,
-	    dwarf_failed, dwarf_used, dwarf_cpu_ns, dwarf_fpless, dwarf_fpless_over;
+	    dwarf_failed, dwarf_used, dwarf_stitched, dwarf_cpu_ns, dwarf_fpless, dwarf_fpless_over;
 };
 
 static int block_slot(uint32_t type)
@@ -86,6 +86,7 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 		    {"dwarf.unwound", offsetof(struct info_stats, dwarf_unwound)},
 		    {"dwarf.failed", offsetof(struct info_stats, dwarf_failed)},
 		    {"dwarf.used", offsetof(struct info_stats, dwarf_used)},
+		    {"dwarf.stitched", offsetof(struct info_stats, dwarf_stitched)},
 		    {"dwarf.unwind_cpu_ns", offsetof(struct info_stats, dwarf_cpu_ns)},
 		    {"dwarf.fpless_samples", offsetof(struct info_stats, dwarf_fpless)},
 		    {"dwarf.fpless_over_budget", offsetof(struct info_stats, dwarf_fpless_over)},
@@ -291,6 +292,7 @@ int cmd_info(int argc, char **argv)
 			json_ku64(&j, "unwound", s.dwarf_unwound);
 			json_ku64(&j, "failed", s.dwarf_failed);
 			json_ku64(&j, "used", s.dwarf_used);
+			json_ku64(&j, "stitched", s.dwarf_stitched);
 			json_ku64(&j, "dropped", s.dwarf_dropped);
 			json_ku64(&j, "no_slot", s.dwarf_no_slot);
 			json_ku64(&j, "unwind_cpu_ns", s.dwarf_cpu_ns);
@@ -370,13 +372,16 @@ int cmd_info(int argc, char **argv)
 		if (s.dwarf)
 			printf(
 			    "dwarf:    %llu stack snapshots (%s), %llu unwound, %llu failed, %llu "
-			    "used by records; %llu dropped (ring full), %llu without a slot; "
+			    "used by records (%llu of them samples joined to the fp walk beyond "
+			    "the snapshot); "
+			    "%llu dropped (ring full), %llu without a slot; "
 			    "unwinding took %s of CPU; %llu CPU samples in code without frame "
 			    "pointers (%llu more past --cfi-rate, fp walk)\n",
 			    (unsigned long long)s.dwarf_snapshots,
 			    gt_fmt_bytes(s.dwarf_bytes, d1, sizeof(d1)),
 			    (unsigned long long)s.dwarf_unwound, (unsigned long long)s.dwarf_failed,
-			    (unsigned long long)s.dwarf_used, (unsigned long long)s.dwarf_dropped,
+			    (unsigned long long)s.dwarf_used, (unsigned long long)s.dwarf_stitched,
+			    (unsigned long long)s.dwarf_dropped,
 			    (unsigned long long)s.dwarf_no_slot,
 			    gt_fmt_dur(s.dwarf_cpu_ns, d2, sizeof(d2)),
 			    (unsigned long long)s.dwarf_fpless,

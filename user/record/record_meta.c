@@ -157,6 +157,8 @@ void record__write_counters(struct recorder *r, uint32_t type)
 				(unsigned long long)(us.snapshots - us.failed));
 		capture_buf__kv(&kv, "dwarf.failed", "%llu", (unsigned long long)us.failed);
 		capture_buf__kv(&kv, "dwarf.used", "%llu", (unsigned long long)r->sink.dwarf_used);
+		capture_buf__kv(&kv, "dwarf.stitched", "%llu",
+				(unsigned long long)r->sink.stitched);
 		capture_buf__kv(&kv, "dwarf.unwind_cpu_ns", "%llu", (unsigned long long)us.cpu_ns);
 	}
 	capture_buf__kv(&kv, "stacks.resent", "%llu", (unsigned long long)r->sink.stacks_resent);

@@ -112,6 +112,14 @@ static void note_bpf_stack(struct record_sink *s, const struct gt_stack *st, siz
 	u64map_put(&s->stack_ids, (uint32_t)st->id, (uint32_t)st->id);
 	if (!kernel && s->cfg.fpa)
 		fp_audit__stack(s->cfg.fpa, nr);
+	/* A user walk may be joined to a snapshot's frames later (record_sink__stitch). */
+	if (!kernel && s->cfg.unw) {
+		gt_grow((void **)&s->walk_ips, &s->walk_ips_cap, s->nwalk_ips + nr - 1,
+			sizeof(*s->walk_ips));
+		memcpy(s->walk_ips + s->nwalk_ips, st->ips, nr * sizeof(*s->walk_ips));
+		u64map_put(&s->walks, (uint32_t)st->id, (uint64_t)s->nwalk_ips << 8 | nr);
+		s->nwalk_ips += nr;
+	}
 	capture_buf__stack(&s->stacks_buf, st->id, pid, kernel, (const uint64_t *)st->ips, nr);
 	for (uint16_t i = 0; i < nr; i++)
 		note_symbol(s, pid, st->ips[i], i);
@@ -143,13 +151,28 @@ void record_sink__put(struct record_sink *s, const void *rec, size_t size)
 	s->events++;
 }
 
-/* Unwinds a snapshot into a STACKS entry of at least min frames: its id, or -1. */
-static int32_t dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t tid, const __u64 *uregs,
-			   const void *stack, size_t len, int min, uint16_t *nr)
+/* The id of a DWARF stack of these frames, written (with its symbols) if new; or -1. */
+static int32_t dwarf_intern(struct record_sink *s, uint32_t pid, const uint64_t *ips, uint16_t n)
 {
-	uint64_t ips[GT_STACK_DEPTH], regs[GT_UREGS_NR];
 	bool fresh;
-	int32_t id;
+	int32_t id = unwinder__intern(s->cfg.unw, pid, ips, n, &fresh);
+
+	if (id >= 0 && fresh) {
+		capture_buf__stack_flags(&s->stacks_buf, id, pid, GT_STACK_DWARF, ips, n);
+		for (uint16_t i = 0; i < n; i++)
+			note_symbol(s, pid, ips[i], i);
+	}
+	return id;
+}
+
+/*
+ * Unwinds a snapshot into a STACKS entry of at least min frames: its id, or
+ * -1; the frames in ips (GT_STACK_DEPTH of room), their number in *nr.
+ */
+static int32_t dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t tid, const __u64 *uregs,
+			   const void *stack, size_t len, int min, uint64_t *ips, uint16_t *nr)
+{
+	uint64_t regs[GT_UREGS_NR];
 	int n;
 
 	for (int i = 0; i < GT_UREGS_NR; i++)
@@ -158,13 +181,36 @@ static int32_t dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t tid, co
 	if (n < min || n < 1)
 		return -1;
 	*nr = (uint16_t)n;
-	id = unwinder__intern(s->cfg.unw, pid, ips, (uint16_t)n, &fresh);
-	if (id >= 0 && fresh) {
-		capture_buf__stack_flags(&s->stacks_buf, id, pid, GT_STACK_DWARF, ips, (uint16_t)n);
-		for (int i = 0; i < n; i++)
-			note_symbol(s, pid, ips[i], (uint16_t)i);
+	return dwarf_intern(s, pid, ips, (uint16_t)n);
+}
+
+int record_sink__stitch(const uint64_t *cfi, int n, const uint64_t *fp, int m, uint64_t *out,
+			int max)
+{
+	/*
+	 * fp[1] is the return address the sample's %rbp frame holds: the first
+	 * frame with a frame pointer, below o frames without one, so fp[j] is
+	 * cfi[o + j].  The smallest o where every frame both have agrees (at
+	 * least one) aligns them; by value alone a recursion would match too
+	 * early and repeat frames.  The leaf (0) is no evidence.
+	 */
+	for (int o = 0; o + 1 < n; o++) {
+		int j, len = 0;
+
+		for (j = 1; o + j < n && j < m; j++)
+			if (cfi[o + j] != fp[j])
+				break;
+		if (o + j < n && j < m)
+			continue; /* disagree */
+		if (m <= n - o)
+			return 0; /* the walk ends where the snapshot does: nothing to add */
+		for (int i = 0; i < n && len < max; i++)
+			out[len++] = cfi[i];
+		for (int i = n - o; i < m && len < max; i++)
+			out[len++] = fp[i];
+		return len;
 	}
-	return id;
+	return 0;
 }
 
 /*
@@ -175,13 +221,15 @@ static int32_t dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t tid, co
 int32_t record_sink__dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t tid,
 				 const __u64 *uregs, const void *stack, size_t len)
 {
+	uint64_t ips[GT_STACK_DEPTH];
 	uint16_t nr;
 
-	return dwarf_stack(s, pid, tid, uregs, stack, len, 2, &nr);
+	return dwarf_stack(s, pid, tid, uregs, stack, len, 2, ips, &nr);
 }
 
 static void note_ustack(struct record_sink *s, const struct gt_ustack *u, size_t size)
 {
+	struct record_sink_pending *p = &s->dwarf_pend[u->tid % GT_ARRAY_SIZE(s->dwarf_pend)];
 	uint16_t nr = 0;
 	size_t len;
 	int32_t id;
@@ -190,22 +238,41 @@ static void note_ustack(struct record_sink *s, const struct gt_ustack *u, size_t
 		return;
 	len = GT_MIN((size_t)u->stack_size, size - offsetof(struct gt_ustack, data));
 	/*
-	 * A sample's snapshot may stand alone (BPF skips the fp walk of a
-	 * sample in code without frame pointers): one frame is kept for it,
-	 * and feed_stacks prefers a walked stack to that.
+	 * A sample's one-frame unwinding is kept too: feed_stacks joins it to
+	 * the walk or prefers the walk to it.
 	 */
 	id = dwarf_stack(s, u->pid, u->tid, u->regs, u->data, len,
-			 (u->flags & GT_USTACK_SAMPLE) ? 1 : 2, &nr);
+			 (u->flags & GT_USTACK_SAMPLE) ? 1 : 2, p->ips, &nr);
 	if (id >= 0) {
-		struct record_sink_pending *p =
-		    &s->dwarf_pend[u->tid % GT_ARRAY_SIZE(s->dwarf_pend)];
-
 		p->tid = u->tid;
+		p->pid = u->pid;
 		p->sample = u->flags & GT_USTACK_SAMPLE;
 		p->ts = u->off_ns;
 		p->id = id;
 		p->nr = nr;
 	}
+}
+
+/*
+ * A sample's snapshot frames joined to the walk the kernel made for it
+ * (BPF walks every sample): the id of the joined stack, or -1 when the two
+ * do not meet or the walk adds nothing.
+ */
+static int32_t stitch_walk(struct record_sink *s, const struct record_sink_pending *p,
+			   int32_t walked)
+{
+	uint64_t out[GT_STACK_DEPTH], at;
+	int32_t cap = record_sink__stack_id(s, walked);
+	int n;
+
+	if (cap < 0 || !u64map_get(&s->walks, (uint32_t)cap, &at))
+		return -1;
+	n = record_sink__stitch(p->ips, p->nr, s->walk_ips + (at >> 8), (int)(at & 0xff), out,
+				GT_STACK_DEPTH);
+	if (n <= p->nr)
+		return -1;
+	s->stitched++;
+	return dwarf_intern(s, p->pid, out, (uint16_t)n);
 }
 
 /* The DWARF stack id unwound for (tid, ts), or -1; a one-frame one only where BPF walked none. */
@@ -214,12 +281,16 @@ static int32_t dwarf_take(struct record_sink *s, uint32_t tid, uint64_t ts, bool
 {
 	struct record_sink_pending *p = &s->dwarf_pend[tid % GT_ARRAY_SIZE(s->dwarf_pend)];
 
-	if (!s->cfg.unw || p->tid != tid || p->ts != ts || !p->sample != !sample || p->id < 0 ||
-	    (p->nr < 2 && walked >= 0))
+	int32_t id;
+
+	if (!s->cfg.unw || p->tid != tid || p->ts != ts || !p->sample != !sample || p->id < 0)
+		return -1;
+	id = sample && walked >= 0 ? stitch_walk(s, p, walked) : -1;
+	if (id < 0 && p->nr < 2 && walked >= 0)
 		return -1;
 	p->tid = 0;
 	s->dwarf_used++;
-	return p->id;
+	return id >= 0 ? id : p->id;
 }
 
 /* Writes a copy of rec with its two s32 stack ids at uoff, koff set (ring buffer data is read-only). */
@@ -443,4 +514,6 @@ void record_sink__fini(struct record_sink *s)
 	u64map_free(&s->stack_frames);
 	u64map_free(&s->sym_keys);
 	u64map_free(&s->wakers);
+	u64map_free(&s->walks);
+	free(s->walk_ips);
 }

@@ -76,6 +76,8 @@ struct record_sink_pending {
 	uint64_t ts;	 /* off_ns, or the sample's ts */
 	int32_t id;
 	uint16_t nr; /* its frames */
+	uint32_t pid;
+	uint64_t ips[GT_STACK_DEPTH]; /* a sample's frames, for record_sink__stitch */
 };
 
 struct record_sink {
@@ -85,6 +87,9 @@ struct record_sink {
 	struct u64map sym_keys;	    /* set: (pid, ip) pairs written */
 	struct u64map inl_keys;	    /* set: (pid, ip, caller) looked up for INLINES */
 	struct u64map wakers;	    /* set: waker tids asked about (ops->untraced) */
+	struct u64map walks;	    /* with cfg.unw: user stack capture id -> offset << 8 | nr */
+	uint64_t *walk_ips;	    /* ... in here: the frames, for record_sink__stitch */
+	size_t nwalk_ips, walk_ips_cap;
 	struct capture_buf stacks_buf, syms_buf, inl_buf;
 	struct record_sink_inline *inl_pend; /* frames whose inline chains are read at the end */
 	size_t ninl_pend, inl_pend_cap;
@@ -94,6 +99,7 @@ struct record_sink {
 	uint64_t gpu_ops;	    /* GPU operations seen */
 	uint64_t gaps;		    /* approximate live count of GPU gaps >= min_gap_ns */
 	uint64_t dwarf_used;	    /* records whose ustack_id became a DWARF stack */
+	uint64_t stitched;	    /* ... of them samples whose stack joins snapshot and walk */
 	uint64_t stacks_resent;	    /* BPF ids made again for frames already written */
 	uint64_t stacks_unresolved; /* BPF ids used with no frames seen (written as -1) */
 	int write_err;		    /* first write error (-errno), 0 none */
@@ -109,6 +115,18 @@ int32_t record_sink__stack_id(struct record_sink *s, int32_t id);
 /* Unwinds a snapshot into a STACKS entry: its id, or -1 (needs cfg.unw). */
 int32_t record_sink__dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t tid,
 				 const __u64 *uregs, const void *stack, size_t len);
+/*
+ * Joins a sample's stacks: cfi[0..n), unwound from a stack snapshot with
+ * CFI (right through code without frame pointers, but only as deep as the
+ * snapshot's bytes), and fp[0..m), the kernel's frame-pointer walk of the
+ * same moment (deep, but lost or wrong inside such code).  Where fp's
+ * frames, shifted past cfi's frames without frame pointers, agree with
+ * cfi's, the result is cfi and then fp's frames beyond it, at most max in
+ * out: their number, or 0 when they never agree or fp adds nothing (then
+ * cfi is all there is).
+ */
+int record_sink__stitch(const uint64_t *cfi, int n, const uint64_t *fp, int m, uint64_t *out,
+			int max);
 /* Writes the pending STACKS and SYMBOLS blocks, then flushes the writer: 0 or -errno. */
 int record_sink__flush(struct record_sink *s);
 /*
