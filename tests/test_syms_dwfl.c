@@ -25,7 +25,11 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
 
+#include "symbols/dwmod.h"
 #include "symbols/elf.h"
 #include "symbols/live.h"
 #include "symbols/syms.h"
@@ -282,12 +286,93 @@ static void test_dwfl_minidebuginfo(void **state)
 	got_free(&g);
 }
 
+/*
+ * dwmod__symbol's sorted index against dwfl_module_addrinfo, the lookup it
+ * replaces (which scans the whole table per call): the same function and
+ * start for 20000 addresses spread over libc's code, with its debug file
+ * when one is installed and without.  Names may differ only where dwmod
+ * picks the better alias of one address.
+ */
+static void test_dwfl_index_matches_addrinfo(void **state)
+{
+	const char *lib = "/lib/x86_64-linux-gnu/libc.so.6";
+	static const char *const paths[] = {"none", NULL};
+
+	(void)state;
+	if (access(lib, R_OK))
+		skip();
+	for (size_t p = 0; p < 2; p++) {
+		Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
+				     .find_debuginfo = dwfl_standard_find_debuginfo,
+				     .section_address = dwfl_offline_section_address};
+		char *none = (char *)"/nonexistent";
+		struct dwmod *d = dwmod__open(lib, open(lib, O_RDONLY), paths[p]);
+		Dwfl *dw;
+		Dwfl_Module *m;
+		GElf_Addr lo, hi, bias;
+		unsigned int same = 0, named = 0;
+
+		if (paths[p]) /* "none": dwfl's own search must not find the debug file either */
+			cb.debuginfo_path = &none;
+		dw = dwfl_begin(&cb);
+		assert_non_null(d);
+		assert_non_null(dw);
+		dwfl_report_begin(dw);
+		m = dwfl_report_elf(dw, lib, lib, open(lib, O_RDONLY), 0, true);
+		assert_non_null(m);
+		dwfl_report_end(dw, NULL, NULL);
+		dwfl_module_info(m, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+		assert_non_null(dwfl_module_getelf(m, &bias));
+		srandom(7);
+		for (int i = 0; i < 20000; i++) {
+			GElf_Addr a = lo + (GElf_Addr)random() % (hi - lo), off = 0, sb;
+			GElf_Word shndx;
+			GElf_Sym sym;
+			Elf *elf;
+			uint64_t start = 0;
+			const char *want =
+			    dwfl_module_addrinfo(m, a, &off, &sym, &shndx, &elf, &sb);
+			const char *got = dwmod__symbol(d, a - bias, &start);
+			int t = want ? GELF_ST_TYPE(sym.st_info) : -1;
+
+			/* dwmod keeps functions (and sized untyped code); dwfl returns any symbol. */
+			if (want && (!*want || (t != STT_FUNC && t != STT_GNU_IFUNC &&
+						(t != STT_NOTYPE || !sym.st_size))))
+				want = NULL;
+			if (!want || !got) {
+				if (!want != !got)
+					print_message("%#llx: dwfl %s, dwmod %s\n",
+						      (unsigned long long)a, want ? want : "-",
+						      got ? got : "-");
+				same += !want == !got;
+				continue;
+			}
+			named++;
+			if (start == a - bias - off)
+				same++;
+			else
+				fail_msg("%#llx: dwfl %s at %#llx, dwmod %s at %#llx",
+					 (unsigned long long)a, want, (unsigned long long)(a - off),
+					 got, (unsigned long long)start);
+		}
+		print_message("libc (%s): %u of 20000 addresses agree, %u named\n",
+			      paths[p] ? paths[p] : "debug file", same, named);
+		assert_int_equal(same, 20000);
+		assert_true(named > 1000);
+		dwfl_end(dw);
+		dwmod__free(d);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_dwfl_inline_chain),  cmocka_unit_test(test_dwfl_build_id_tree),
-	    cmocka_unit_test(test_dwfl_debuglink),     cmocka_unit_test(test_dwfl_none),
+	    cmocka_unit_test(test_dwfl_inline_chain),
+	    cmocka_unit_test(test_dwfl_build_id_tree),
+	    cmocka_unit_test(test_dwfl_debuglink),
+	    cmocka_unit_test(test_dwfl_none),
 	    cmocka_unit_test(test_dwfl_minidebuginfo),
+	    cmocka_unit_test(test_dwfl_index_matches_addrinfo),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

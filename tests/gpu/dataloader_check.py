@@ -6,16 +6,22 @@ in attach mode (gaptrace record -p after the workers started), and compares
 every gap with the loop's own data waits (issue #13).
 
 For each data wait of at least 2 ms inside the recording, the gap that holds
-it must be explained as the workers' CPU time: `cpu` at least 90% of the
-wait, `wait` under 10% of the gap, and the critical path reaching a thread
-of a worker process.  A mode passes when 90% of its waits do (the first and
-last steps of an attach sit at the capture's edges).  Prints one line per
-mode with the figures and exits 1 when a mode fails.
+it must be explained as the workers' CPU time: `cpu` the gap's largest
+category, the explained time (every category but `wait` and `unknown`)
+90-110% (+0.5 ms) of the data wait, `wait` under 10% of the gap, and the
+critical path reaching a thread of a worker process.  A mode passes when
+90% of its waits do (the first and last steps of an attach sit at the
+capture's edges).  `cpu` alone is not held to 90% of the wait: the loop's
+own receiving of a batch (the pipe read, the shared-memory mapping of its
+tensors) is `io` and `allocator` of the main thread, 0.5-2 ms of a wait;
+the line says how many waits `cpu` alone covers to 90%.  Prints one line
+per mode with the figures and exits 1 when a mode fails.
 
 Usage: dataloader_check.py GAPTRACE CUPTI_LIB WORKDIR [--seconds S]
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -25,21 +31,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def recorder_cpu(stderr):
-    """The recorder's own 'recorder CPU ... (N% of one CPU)' line, shortened."""
-    for line in stderr.splitlines():
-        if "recorder CPU" in line:
-            return line.split("recorder CPU", 1)[1].strip()
-    return "?"
+    """The recorder's own 'recorder CPU U s user + S s system (N% of one CPU)', shortened."""
+    m = re.search(r"recorder CPU ([0-9.]+ s user \+ [0-9.]+ s system \([0-9.]+% of one CPU\))",
+                  stderr)
+    return m.group(1) if m else "?"
 
 
-def judge(mode, report, truth, cpu="?"):
+def judge(mode, report, truth, rec_cpu="?"):
     rep = json.load(open(report))
     tr = json.load(open(truth))
     c0 = rep["capture"]["start_ns"]
     c1 = c0 + rep["capture"]["duration_ns"]
     wtids = set(tr.get("worker_tids", []))
     gaps = rep["gaps"]
-    n = ok = 0
+    n = ok = cpu90 = 0
     extra, cpu_share, wait_share = [], [], []
     fails = []
     # Before the first GPU operation reached the capture (attach) there are no gaps.
@@ -56,8 +61,11 @@ def judge(mode, report, truth, cpu="?"):
         cats = g["by_category"]
         hops = {h["tid"] for h in g.get("chain", [])}
         cpu, wait = cats.get("cpu", 0), cats.get("wait", 0)
-        good = (cpu >= 0.9 * (t1 - t0) and wait < 0.1 * g["duration_ns"]
-                and (not wtids or hops & wtids))
+        explained = sum(v for k, v in cats.items() if k not in ("wait", "unknown"))
+        good = (cpu == max(cats.values())
+                and 0.9 * (t1 - t0) <= explained <= 1.1 * (t1 - t0) + MS // 2
+                and wait < 0.1 * g["duration_ns"] and (not wtids or hops & wtids))
+        cpu90 += cpu >= 0.9 * (t1 - t0)
         extra.append(g["duration_ns"] - (t1 - t0))
         cpu_share.append(cpu / (t1 - t0))
         wait_share.append(wait / g["duration_ns"])
@@ -73,9 +81,10 @@ def judge(mode, report, truth, cpu="?"):
         return sorted(v)[len(v) // 2] if v else 0.0
     passed = n >= 10 and ok >= 0.9 * n
     print(f"{'PASS' if passed else 'FAIL'} dataloader {mode}: {ok}/{n} data waits explained "
-          f"as the workers' cpu; median cpu {100 * med(cpu_share):.0f}% of the wait, wait "
+          f"as the workers' cpu (largest, explained 90-110%, chain to a worker); cpu alone "
+          f">= 90% of the wait in {cpu90}, median {100 * med(cpu_share):.0f}%; wait "
           f"{100 * med(wait_share):.1f}% of the gap, gap - data wait {med(extra) / MS:.2f} ms; "
-          f"recorder CPU {cpu}")
+          f"recorder CPU {rec_cpu}")
     for f in fails:
         print("     " + f)
     return passed

@@ -29,8 +29,21 @@ struct dwmod {
 	char **cut;	/* cut names, freed with d */
 	size_t ncut, cut_cap;
 	struct u64map cut_idx; /* dwfl's name pointer -> index in cut */
-	struct u64map best;    /* function address -> symbol index of its best alias */
-	bool best_done;
+	struct dwsym *syms;    /* the function symbols by address, one per address */
+	size_t nsyms;
+	bool syms_done;
+};
+
+/*
+ * A function symbol of the table dwfl chose, under its best alias.  Looked
+ * up by binary search: dwfl_module_addrinfo scans the whole table on every
+ * call (0.9 ms per lookup in a 44k-symbol libLLVM; a recorder symbolizing a
+ * PyTorch process spent a whole CPU on it).
+ */
+struct dwsym {
+	GElf_Addr addr, size; /* module addresses */
+	int idx;	      /* dwfl's symbol index (name, for the lookup) */
+	bool sizeless;	      /* size 0 in the table: size is up to the next symbol */
 };
 
 /* dwfl's standard search (build id, debuglink, debuginfod), unless turned off. */
@@ -118,7 +131,7 @@ void dwmod__free(struct dwmod *d)
 		free(d->cut[i]);
 	free(d->cut);
 	u64map_free(&d->cut_idx);
-	u64map_free(&d->best);
+	free(d->syms);
 	free(d->path);
 	free(d);
 }
@@ -190,62 +203,117 @@ static bool better_alias(const char *a, const GElf_Sym *sa, const char *b, const
 	return c < 0;
 }
 
+static int cmp_dwsym(const void *a, const void *b)
+{
+	const struct dwsym *x = a, *y = b;
+
+	return x->addr < y->addr   ? -1
+	       : x->addr > y->addr ? 1
+				   : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
 /*
- * One pass over the symbol table dwfl chose: the best of the aliases at each
- * function address (a debug file's local __GI_ names lose to the exported
- * ones the .dynsym knows), as the report's rules expect.
+ * One pass over the symbol table dwfl chose: its function symbols sorted by
+ * address, one per address under the best of its aliases (a debug file's
+ * local __GI_ names lose to the exported ones the .dynsym knows), as the
+ * report's rules expect, with the largest size any of them gives.
  */
-static void best_aliases(struct dwmod *d)
+static void index_syms(struct dwmod *d)
 {
 	int n = dwfl_module_getsymtab(d->mod);
+	size_t cap = 0, out = 0;
 
-	d->best_done = true;
+	d->syms_done = true;
 	for (int i = 1; i < n; i++) {
-		GElf_Addr addr, bias, oaddr;
-		GElf_Word shndx, oshndx;
-		GElf_Sym sym, osym;
-		const char *name, *oname;
-		Elf *elf, *oelf;
-		uint64_t j;
+		GElf_Addr addr, bias, size;
+		GElf_Word shndx;
+		GElf_Shdr sh;
+		GElf_Sym sym;
+		Elf_Scn *scn;
+		const char *name;
+		Elf *elf;
 
 		name = dwfl_module_getsym_info(d->mod, i, &sym, &addr, &shndx, &elf, &bias);
 		if (!name || !*name || *name == '@' || sym.st_shndx == SHN_UNDEF ||
 		    !sym_is_func(&sym, elf, shndx))
 			continue;
-		if (u64map_get(&d->best, addr, &j)) {
-			oname = dwfl_module_getsym_info(d->mod, (int)j, &osym, &oaddr, &oshndx,
-							&oelf, &bias);
-			if (oname && !better_alias(name, &sym, oname, &osym))
-				continue;
-		}
-		u64map_put(&d->best, addr, (uint64_t)i);
+		size = sym.st_size;
+		/* Without a size (hand-written assembly): up to its section's end, as dwfl takes it. */
+		if (!size && (scn = elf_getscn(elf, shndx)) && gelf_getshdr(scn, &sh) &&
+		    sh.sh_addr + sh.sh_size + d->bias > addr)
+			size = sh.sh_addr + sh.sh_size + d->bias - addr;
+		gt_grow((void **)&d->syms, &cap, d->nsyms, sizeof(*d->syms));
+		d->syms[d->nsyms++] = (struct dwsym){addr, size, i, !sym.st_size};
 	}
+	gt_sort(d->syms, d->nsyms, sizeof(*d->syms), cmp_dwsym);
+	for (size_t i = 0; i < d->nsyms; i++) {
+		struct dwsym *k = out ? &d->syms[out - 1] : NULL, *e = &d->syms[i];
+		GElf_Addr a, bias;
+		GElf_Word shndx;
+		GElf_Sym ks, es;
+		const char *kn, *en;
+		Elf *elf;
+
+		if (!k || k->addr != e->addr) {
+			d->syms[out++] = *e;
+			continue;
+		}
+		kn = dwfl_module_getsym_info(d->mod, k->idx, &ks, &a, &shndx, &elf, &bias);
+		en = dwfl_module_getsym_info(d->mod, e->idx, &es, &a, &shndx, &elf, &bias);
+		if (en && (!kn || better_alias(en, &es, kn, &ks)))
+			k->idx = e->idx;
+		if (k->sizeless || !e->sizeless)
+			k->size = k->sizeless == e->sizeless ? GT_MAX(k->size, e->size) : e->size;
+		k->sizeless = k->sizeless && e->sizeless;
+	}
+	d->nsyms = out;
+	/* A symbol without a size ends where the next one starts. */
+	for (size_t i = 0; i + 1 < d->nsyms; i++)
+		if (d->syms[i].sizeless)
+			d->syms[i].size =
+			    GT_MIN(d->syms[i].size, d->syms[i + 1].addr - d->syms[i].addr);
+}
+
+/*
+ * The symbol holding addr: the last one starting at or before it whose size
+ * covers it (a few back, for symbols nested in a larger one).  NULL: none.
+ */
+static const struct dwsym *find_sym(const struct dwmod *d, GElf_Addr addr)
+{
+	size_t lo = 0, hi = d->nsyms;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
+		if (addr < d->syms[i].addr + d->syms[i].size)
+			return &d->syms[i];
+	return NULL;
 }
 
 const char *dwmod__symbol(struct dwmod *d, uint64_t vaddr, uint64_t *start)
 {
-	GElf_Addr addr = vaddr + d->bias, off = 0, sbias = 0;
-	GElf_Word shndx = 0;
-	Elf *elf = NULL;
+	GElf_Addr addr = vaddr + d->bias, a, bias;
+	const struct dwsym *e;
+	GElf_Word shndx;
 	const char *name;
 	GElf_Sym sym;
+	Elf *elf;
 
-	uint64_t best;
-
-	name = dwfl_module_addrinfo(d->mod, addr, &off, &sym, &shndx, &elf, &sbias);
-	if (!name || !*name || !sym_is_func(&sym, elf, shndx) || off > vaddr)
+	if (!d->syms_done)
+		index_syms(d);
+	e = find_sym(d, addr);
+	if (!e || e->addr - d->bias > vaddr)
 		return NULL;
-	*start = vaddr - off;
-	if (!d->best_done)
-		best_aliases(d);
-	if (u64map_get(&d->best, addr - off, &best)) {
-		GElf_Addr a;
-		const char *alias =
-		    dwfl_module_getsym_info(d->mod, (int)best, &sym, &a, &shndx, &elf, &sbias);
-
-		if (alias && *alias)
-			name = alias;
-	}
+	name = dwfl_module_getsym_info(d->mod, e->idx, &sym, &a, &shndx, &elf, &bias);
+	if (!name || !*name)
+		return NULL;
+	*start = e->addr - d->bias;
 	return cut_version(d, name);
 }
 
