@@ -957,10 +957,13 @@ static __always_inline bool fp_plausible(struct pt_regs *regs)
 /*
  * The recorder's unwinding costs ~9 us per snapshot: a budget per 100 ms
  * window bounds it however many threads spin in libc.  The window's reset
- * races between CPUs: the budget is approximate, never unbounded.
+ * races between CPUs: the budget is approximate, never unbounded.  The
+ * recorder lowers fpless_limit (at most cfg_fpless_per_window, set before
+ * the load) when its unwinding takes more than its share of a CPU.
  */
 __u64 fpless_window;
 __u32 fpless_used;
+__u32 fpless_limit;
 
 static __always_inline bool fpless_budget(__u64 now)
 {
@@ -973,7 +976,7 @@ static __always_inline bool fpless_budget(__u64 now)
 		fpless_used = 0;
 	}
 	/* Read, then add (no fetch: BPF v1/v2 atomics return nothing): CPUs racing overshoot by one each. */
-	if (fpless_used < cfg_fpless_per_window) {
+	if (fpless_used < fpless_limit) {
 		__sync_fetch_and_add(&fpless_used, 1);
 		return true;
 	}

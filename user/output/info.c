@@ -33,7 +33,8 @@ struct info_stats {
 	/* --stacks dwarf: the recorder's unwinding counters (present only then) */
 	bool dwarf;
 	uint64_t dwarf_snapshots, dwarf_bytes, dwarf_dropped, dwarf_no_slot, dwarf_unwound,
-	    dwarf_failed, dwarf_used, dwarf_stitched, dwarf_cpu_ns, dwarf_fpless, dwarf_fpless_over;
+	    dwarf_failed, dwarf_used, dwarf_stitched, dwarf_rate_min, dwarf_cpu_ns, dwarf_fpless,
+	    dwarf_fpless_over;
 };
 
 static int block_slot(uint32_t type)
@@ -87,6 +88,7 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 		    {"dwarf.failed", offsetof(struct info_stats, dwarf_failed)},
 		    {"dwarf.used", offsetof(struct info_stats, dwarf_used)},
 		    {"dwarf.stitched", offsetof(struct info_stats, dwarf_stitched)},
+		    {"dwarf.cfi_rate_min", offsetof(struct info_stats, dwarf_rate_min)},
 		    {"dwarf.unwind_cpu_ns", offsetof(struct info_stats, dwarf_cpu_ns)},
 		    {"dwarf.fpless_samples", offsetof(struct info_stats, dwarf_fpless)},
 		    {"dwarf.fpless_over_budget", offsetof(struct info_stats, dwarf_fpless_over)},
@@ -293,6 +295,8 @@ int cmd_info(int argc, char **argv)
 			json_ku64(&j, "failed", s.dwarf_failed);
 			json_ku64(&j, "used", s.dwarf_used);
 			json_ku64(&j, "stitched", s.dwarf_stitched);
+			if (s.dwarf_rate_min)
+				json_ku64(&j, "cfi_rate_min", s.dwarf_rate_min);
 			json_ku64(&j, "dropped", s.dwarf_dropped);
 			json_ku64(&j, "no_slot", s.dwarf_no_slot);
 			json_ku64(&j, "unwind_cpu_ns", s.dwarf_cpu_ns);

@@ -400,6 +400,7 @@ static int setup_bpf(struct recorder *r)
 	r->skel->rodata->cfg_dwarf_min_ns = o->dwarf_min_ns;
 	r->skel->rodata->cfg_fpless_bytes = o->cfi_sample_bytes;
 	r->skel->rodata->cfg_fpless_per_window = o->cfi_rate ? GT_MAX(o->cfi_rate / 10, 1) : 0;
+	r->skel->bss->fpless_limit = r->skel->rodata->cfg_fpless_per_window;
 	/* The per-CPU scratch holds a switch-out's or a sample's snapshot, whichever is larger. */
 	scratch = GT_MAX(o->dwarf ? o->stack_bytes : 8, o->cfi_sample_bytes);
 	bpf_map__set_value_size(r->skel->maps.ustack_slots,

@@ -6,6 +6,7 @@
  */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -87,6 +88,25 @@ void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, cha
 		capture_buf__kv(kv, "cupti_lib", "%s", r->o->gpu.cupti_lib);
 }
 
+/*
+ * The share of a CPU the unwinding of CPU samples' snapshots may take
+ * (--cfi-rate's default: 4000/s at ~9 us each); GAPTRACE_CFI_CPU_SHARE
+ * (0 < x <= 1) sets another, for tests.
+ */
+static double cfi_cpu_share(void)
+{
+	static double share;
+	const char *e;
+
+	if (share == 0) {
+		e = getenv("GAPTRACE_CFI_CPU_SHARE");
+		share = e ? strtod(e, NULL) : 0;
+		if (!(share > 0 && share <= 1))
+			share = 0.036;
+	}
+	return share;
+}
+
 /* Splits a kv body into the string array capture_writer__open wants. */
 size_t record__kv_strings(const struct capture_buf *kv, const char **out, size_t max)
 {
@@ -159,6 +179,8 @@ void record__write_counters(struct recorder *r, uint32_t type)
 		capture_buf__kv(&kv, "dwarf.used", "%llu", (unsigned long long)r->sink.dwarf_used);
 		capture_buf__kv(&kv, "dwarf.stitched", "%llu",
 				(unsigned long long)r->sink.stitched);
+		if (r->cfi_limit_min)
+			capture_buf__kv(&kv, "dwarf.cfi_rate_min", "%u", r->cfi_limit_min * 10);
 		capture_buf__kv(&kv, "dwarf.unwind_cpu_ns", "%llu", (unsigned long long)us.cpu_ns);
 	}
 	capture_buf__kv(&kv, "stacks.resent", "%llu", (unsigned long long)r->sink.stacks_resent);
@@ -216,6 +238,13 @@ void record__report_cpu(struct recorder *r)
 			us.snapshots ? (double)us.cpu_ns / 1e3 / (double)us.snapshots : 0.0,
 			(unsigned long long)r->stats[GT_STAT_USTACK_LOST],
 			(unsigned long long)r->stats[GT_STAT_USTACK_FULL]);
+		if (r->cfi_limit_min)
+			gt_info("unwinding took over %.1f%% of a CPU at times: CPU samples' stack "
+				"snapshots were cut to as few as %u/s (--cfi-rate %u/s; the rest "
+				"took the fp walk, %llu samples)",
+				100 * cfi_cpu_share(), r->cfi_limit_min * 10,
+				r->skel->rodata->cfg_fpless_per_window * 10,
+				(unsigned long long)r->stats[GT_STAT_FPLESS_OVER]);
 		return;
 	}
 	gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU)", user, sys,
@@ -273,6 +302,45 @@ static void emit_loss(struct recorder *r, uint32_t kind, uint64_t count, uint64_
 }
 
 /* Turns counter increases into LOSS records bounded by the polling window. */
+/*
+ * --cfi-rate's budget assumes ~9 us per unwinding; objects with larger CFI
+ * tables or deeper stacks cost more.  Every stats poll, when the recorder's
+ * unwinding took more than cfi_cpu_share() of the time since the last poll,
+ * BPF's per-window budget shrinks to fit; it grows back, at most to
+ * --cfi-rate's, while under half of that.  Not with --stacks dwarf, whose
+ * switch-out snapshots the user asked for and which share the unwinder.
+ */
+static void cfi_adapt(struct recorder *r, uint64_t now)
+{
+	uint32_t base = r->skel->rodata->cfg_fpless_per_window, lim = r->skel->bss->fpless_limit;
+	double spent, allowed = cfi_cpu_share() * (double)(now - r->last_stats_ns);
+	struct unwind_stats us;
+	uint32_t next = lim;
+
+	if (!r->unw || !base || r->o->dwarf || now <= r->last_stats_ns)
+		return;
+	unwinder__stats(r->unw, &us);
+	spent = (double)(us.cpu_ns - r->unw_cpu_ns);
+	r->unw_cpu_ns = us.cpu_ns;
+	/* The first poll's unwinding includes reading each object's CFI once. */
+	if (!r->cfi_adapting) {
+		r->cfi_adapting = true;
+		return;
+	}
+	if (spent > allowed)
+		next = (uint32_t)GT_MAX(1.0, (double)lim * allowed / spent);
+	else if (spent * 2 < allowed && lim < base)
+		next = GT_MIN(base, lim * 2);
+	if (next == lim)
+		return;
+	gt_dbg("unwinding took %.1f%% of a CPU: stack snapshots of CPU samples now %u/s "
+	       "(--cfi-rate %u/s)",
+	       100.0 * spent / (double)(now - r->last_stats_ns), next * 10, base * 10);
+	if (!r->cfi_limit_min || next < r->cfi_limit_min)
+		r->cfi_limit_min = next;
+	r->skel->bss->fpless_limit = next;
+}
+
 void record__poll_stats(struct recorder *r, uint64_t now)
 {
 	uint64_t cur[GT_STAT_MAX], misses;
@@ -306,6 +374,7 @@ void record__poll_stats(struct recorder *r, uint64_t now)
 			r->nice = -10; /* not allowed: stop trying */
 		}
 	}
+	cfi_adapt(r, now);
 	misses = read_misses(r);
 	if (misses > r->misses)
 		emit_loss(r, GT_LOSS_RINGBUF, misses - r->misses, r->last_stats_ns, now);

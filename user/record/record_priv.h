@@ -88,9 +88,12 @@ struct recorder {
 	const char *stop_reason;
 	struct follow_proc *procs; /* follow.c: the target and the descendants followed */
 	size_t nprocs, procs_cap;
-	struct unwinder *unw;  /* --stacks dwarf, --cfi-samples */
-	struct fpless *fpless; /* --cfi-samples */
-	struct fp_audit *fpa;  /* --stacks fp */
+	struct unwinder *unw;	/* --stacks dwarf, --cfi-samples */
+	struct fpless *fpless;	/* --cfi-samples */
+	struct fp_audit *fpa;	/* --stacks fp */
+	uint64_t unw_cpu_ns;	/* unwinding CPU time at the last stats poll */
+	uint32_t cfi_limit_min; /* the lowest per-window budget the recorder set (0: never cut) */
+	bool cfi_adapting;	/* past the first stats poll (record_meta.c: cfi_adapt) */
 };
 
 /* record_opts.c: parses argv into o (defaults first): 0 or -1 after a one-line error. */
