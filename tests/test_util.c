@@ -307,16 +307,30 @@ static void test_out_keep_old_and_links(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* gt_count_le: the elements whose key is at most the one asked, in a sorted array. */
+static void test_count_le(void **state)
+{
+	struct e {
+		uint32_t pad;
+		uint64_t key;
+	} a[] = {{0, 10}, {0, 20}, {0, 20}, {0, 30}};
+
+	(void)state;
+	assert_int_equal(gt_count_le(a, 4, sizeof(a[0]), offsetof(struct e, key), 9), 0);
+	assert_int_equal(gt_count_le(a, 4, sizeof(a[0]), offsetof(struct e, key), 10), 1);
+	assert_int_equal(gt_count_le(a, 4, sizeof(a[0]), offsetof(struct e, key), 20), 3);
+	assert_int_equal(gt_count_le(a, 4, sizeof(a[0]), offsetof(struct e, key), 29), 3);
+	assert_int_equal(gt_count_le(a, 4, sizeof(a[0]), offsetof(struct e, key), UINT64_MAX), 4);
+	assert_int_equal(gt_count_le(NULL, 0, sizeof(a[0]), offsetof(struct e, key), 5), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_sanitize_every_byte),
-	    cmocka_unit_test(test_sanitize_utf8),
-	    cmocka_unit_test(test_xml_controls),
-	    cmocka_unit_test(test_json_every_byte),
-	    cmocka_unit_test(test_parse_uint),
-	    cmocka_unit_test(test_opt_helpers),
-	    cmocka_unit_test(test_out_keep_old_and_links),
+	    cmocka_unit_test(test_count_le),	    cmocka_unit_test(test_sanitize_every_byte),
+	    cmocka_unit_test(test_sanitize_utf8),   cmocka_unit_test(test_xml_controls),
+	    cmocka_unit_test(test_json_every_byte), cmocka_unit_test(test_parse_uint),
+	    cmocka_unit_test(test_opt_helpers),	    cmocka_unit_test(test_out_keep_old_and_links),
 	    cmocka_unit_test(test_out_no_leftover),
 	};
 

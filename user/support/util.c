@@ -513,6 +513,23 @@ void gt_grow(void **arr, size_t *cap, size_t need, size_t sz)
 	*cap = ncap;
 }
 
+size_t gt_count_le(const void *base, size_t n, size_t size, size_t key_off, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size + key_off, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 void gt_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
 	if (n > 1)

@@ -127,6 +127,13 @@ void gt_grow(void **arr, size_t *cap, size_t need, size_t sz);
 /* qsort that accepts an empty (NULL) array: qsort's arguments must be non-null. */
 void gt_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
+/*
+ * In an array of n elements of size bytes sorted by the uint64_t at offset
+ * key_off of each: how many have that key <= key (the index just past the
+ * last such element; 0: none).
+ */
+size_t gt_count_le(const void *base, size_t n, size_t size, size_t key_off, uint64_t key);
+
 /* FNV-1a 64 hash. */
 uint64_t gt_hash64(const void *data, size_t len, uint64_t seed);
 

@@ -9,6 +9,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <gelf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -280,16 +281,9 @@ static void index_syms(struct dwmod *d)
  */
 static const struct dwsym *find_sym(const struct dwmod *d, GElf_Addr addr)
 {
-	size_t lo = 0, hi = d->nsyms;
+	size_t lo =
+	    gt_count_le(d->syms, d->nsyms, sizeof(*d->syms), offsetof(struct dwsym, addr), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
 		if (addr < d->syms[i].addr + d->syms[i].size)
 			return &d->syms[i];

@@ -10,6 +10,7 @@
 #include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -328,16 +329,9 @@ static int map_cmp(const void *a, const void *b)
 
 static struct map *proc__find(struct proc *p, uint64_t ip)
 {
-	size_t lo = 0, hi = p->nmaps;
+	size_t lo =
+	    gt_count_le(p->maps, p->nmaps, sizeof(*p->maps), offsetof(struct map, start), ip);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || ip >= p->maps[lo - 1].end)
 		return NULL;
 	return &p->maps[lo - 1];

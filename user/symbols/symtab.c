@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* symtab.c: sorted symbol tables (address -> name) of the symbolizer, for ELF files and kallsyms. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,17 +88,11 @@ void symtab__finish(struct symtab *t)
 
 const struct sym *symtab__find(const struct symtab *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->nsyms, i, j;
+	size_t lo = gt_count_le(t->syms, t->nsyms, sizeof(*t->syms), offsetof(struct sym, addr),
+				addr),
+	       i, j;
 	const struct sym *s;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	i = lo - 1;
