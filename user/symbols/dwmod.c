@@ -9,7 +9,6 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <gelf.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,8 +17,8 @@
 #include "support/u64map.h"
 #include "support/util.h"
 #include "symbols/dwmod.h"
+#include "symbols/syms_priv.h"
 
-/* Names with "@VERSION" cut are copied once; the table holds them all. */
 struct dwmod {
 	Dwfl_Callbacks cbs; /* dwfl keeps a pointer to them */
 	char *path;	    /* debuginfo_path, NULL: dwfl's default */
@@ -27,24 +26,15 @@ struct dwmod {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	GElf_Addr bias; /* module address - ELF vaddr (0 as reported) */
-	char **cut;	/* cut names, freed with d */
-	size_t ncut, cut_cap;
-	struct u64map cut_idx; /* dwfl's name pointer -> index in cut */
-	struct dwsym *syms;    /* the function symbols by address, one per address */
-	size_t nsyms;
-	bool syms_done;
-};
-
-/*
- * A function symbol of the table dwfl chose, under its best alias.  Looked
- * up by binary search: dwfl_module_addrinfo scans the whole table on every
- * call (0.9 ms per lookup in a 44k-symbol libLLVM; a recorder symbolizing a
- * PyTorch process spent a whole CPU on it).
- */
-struct dwsym {
-	GElf_Addr addr, size; /* module addresses */
-	int idx;	      /* dwfl's symbol index (name, for the lookup) */
-	bool sizeless;	      /* size 0 in the table: size is up to the next symbol */
+	/*
+	 * The function symbols of the table dwfl chose, names cut at "@VERSION",
+	 * in the symbolizer's sorted table (best alias per address): looked up
+	 * by binary search, not dwfl_module_addrinfo, which scans the whole
+	 * table on every call (0.9 ms per lookup in a 44k-symbol libLLVM; a
+	 * recorder symbolizing a PyTorch process spent a whole CPU on it).
+	 */
+	struct symtab tab;
+	bool tab_done;
 };
 
 /* dwfl's standard search (build id, debuglink, debuginfod), unless turned off. */
@@ -128,11 +118,7 @@ void dwmod__free(struct dwmod *d)
 		return;
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
-	for (size_t i = 0; i < d->ncut; i++)
-		free(d->cut[i]);
-	free(d->cut);
-	u64map_free(&d->cut_idx);
-	free(d->syms);
+	symtab__free(&d->tab);
 	free(d->path);
 	free(d);
 }
@@ -152,24 +138,6 @@ static bool sym_is_func(const GElf_Sym *s, Elf *elf, GElf_Word shndx)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
-static const char *cut_version(struct dwmod *d, const char *name)
-{
-	size_t len = strcspn(name, "@");
-	uint64_t i;
-
-	if (!name[len])
-		return name;
-	if (!len)
-		return NULL;
-	/* dwfl's strings stay put: one copy per name. */
-	if (u64map_get(&d->cut_idx, (uint64_t)(uintptr_t)name, &i))
-		return d->cut[i];
-	gt_grow((void **)&d->cut, &d->cut_cap, d->ncut, sizeof(*d->cut));
-	d->cut[d->ncut] = gt_xstrndup(name, len);
-	u64map_put(&d->cut_idx, (uint64_t)(uintptr_t)name, d->ncut);
-	return d->cut[d->ncut++];
-}
-
 static unsigned int sym_rank(const GElf_Sym *s)
 {
 	int bind = GELF_ST_BIND(s->st_info);
@@ -177,56 +145,23 @@ static unsigned int sym_rank(const GElf_Sym *s)
 	return bind == STB_GLOBAL || bind == STB_GNU_UNIQUE ? 2 : bind == STB_WEAK;
 }
 
-static size_t leading_underscores(const char *s)
-{
-	size_t n = 0;
-
-	while (s[n] == '_')
-		n++;
-	return n;
-}
-
-/* Whether alias a names a function better than b (perf's choice: binding, fewer '_', shorter). */
-static bool better_alias(const char *a, const GElf_Sym *sa, const char *b, const GElf_Sym *sb)
-{
-	size_t la = strcspn(a, "@"), lb = strcspn(b, "@"), ua, ub;
-	int c;
-
-	if (sym_rank(sa) != sym_rank(sb))
-		return sym_rank(sa) > sym_rank(sb);
-	ua = leading_underscores(a);
-	ub = leading_underscores(b);
-	if (ua != ub)
-		return ua < ub;
-	if (la != lb)
-		return la < lb;
-	c = strncmp(a, b, la);
-	return c < 0;
-}
-
-static int cmp_dwsym(const void *a, const void *b)
-{
-	const struct dwsym *x = a, *y = b;
-
-	return x->addr < y->addr   ? -1
-	       : x->addr > y->addr ? 1
-				   : (x->idx > y->idx) - (x->idx < y->idx);
-}
-
 /*
- * One pass over the symbol table dwfl chose: its function symbols sorted by
- * address, one per address under the best of its aliases (a debug file's
- * local __GI_ names lose to the exported ones the .dynsym knows), as the
- * report's rules expect, with the largest size any of them gives.
+ * One pass over the symbol table dwfl chose: its function symbols, ranked
+ * by binding so that symtab__finish keeps the best alias per address (a
+ * debug file's local __GI_ names lose to the exported ones the .dynsym
+ * knows), as the report's rules expect.  A symbol without a size (hand-
+ * written assembly) then reaches the next symbol or its section's end,
+ * whichever comes first, as dwfl takes it, not symtab's fixed span.
  */
 static void index_syms(struct dwmod *d)
 {
 	int n = dwfl_module_getsymtab(d->mod);
-	size_t cap = 0, out = 0;
+	struct u64map sec_end = {}; /* sizeless symbol's address -> its section's end */
+	uint64_t end;
 
-	d->syms_done = true;
+	d->tab_done = true;
 	for (int i = 1; i < n; i++) {
-		GElf_Addr addr, bias, size;
+		GElf_Addr addr, bias;
 		GElf_Word shndx;
 		GElf_Shdr sh;
 		GElf_Sym sym;
@@ -238,77 +173,36 @@ static void index_syms(struct dwmod *d)
 		if (!name || !*name || *name == '@' || sym.st_shndx == SHN_UNDEF ||
 		    !sym_is_func(&sym, elf, shndx))
 			continue;
-		size = sym.st_size;
-		/* Without a size (hand-written assembly): up to its section's end, as dwfl takes it. */
-		if (!size && (scn = elf_getscn(elf, shndx)) && gelf_getshdr(scn, &sh) &&
-		    sh.sh_addr + sh.sh_size + d->bias > addr)
-			size = sh.sh_addr + sh.sh_size + d->bias - addr;
-		gt_grow((void **)&d->syms, &cap, d->nsyms, sizeof(*d->syms));
-		d->syms[d->nsyms++] = (struct dwsym){addr, size, i, !sym.st_size};
+		if (symtab__add(&d->tab, addr, sym.st_size, name, strcspn(name, "@"),
+				sym_rank(&sym), 0))
+			break;
+		if (!sym.st_size && (scn = elf_getscn(elf, shndx)) && gelf_getshdr(scn, &sh))
+			u64map_put(&sec_end, addr, sh.sh_addr + sh.sh_size + d->bias);
 	}
-	gt_sort(d->syms, d->nsyms, sizeof(*d->syms), cmp_dwsym);
-	for (size_t i = 0; i < d->nsyms; i++) {
-		struct dwsym *k = out ? &d->syms[out - 1] : NULL, *e = &d->syms[i];
-		GElf_Addr a, bias;
-		GElf_Word shndx;
-		GElf_Sym ks, es;
-		const char *kn, *en;
-		Elf *elf;
+	symtab__finish(&d->tab);
+	for (size_t i = 0; i < d->tab.nsyms; i++) {
+		struct sym *e = &d->tab.syms[i];
 
-		if (!k || k->addr != e->addr) {
-			d->syms[out++] = *e;
+		if (e->size || !u64map_get(&sec_end, e->addr, &end))
 			continue;
-		}
-		kn = dwfl_module_getsym_info(d->mod, k->idx, &ks, &a, &shndx, &elf, &bias);
-		en = dwfl_module_getsym_info(d->mod, e->idx, &es, &a, &shndx, &elf, &bias);
-		if (en && (!kn || better_alias(en, &es, kn, &ks)))
-			k->idx = e->idx;
-		if (k->sizeless || !e->sizeless)
-			k->size = k->sizeless == e->sizeless ? GT_MAX(k->size, e->size) : e->size;
-		k->sizeless = k->sizeless && e->sizeless;
+		if (i + 1 < d->tab.nsyms)
+			end = GT_MIN(end, d->tab.syms[i + 1].addr);
+		e->size = GT_MAX(end, e->addr + 1) - e->addr;
 	}
-	d->nsyms = out;
-	/* A symbol without a size ends where the next one starts. */
-	for (size_t i = 0; i + 1 < d->nsyms; i++)
-		if (d->syms[i].sizeless)
-			d->syms[i].size =
-			    GT_MIN(d->syms[i].size, d->syms[i + 1].addr - d->syms[i].addr);
-}
-
-/*
- * The symbol holding addr: the last one starting at or before it whose size
- * covers it (a few back, for symbols nested in a larger one).  NULL: none.
- */
-static const struct dwsym *find_sym(const struct dwmod *d, GElf_Addr addr)
-{
-	size_t lo =
-	    gt_count_le(d->syms, d->nsyms, sizeof(*d->syms), offsetof(struct dwsym, addr), addr);
-
-	for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
-		if (addr < d->syms[i].addr + d->syms[i].size)
-			return &d->syms[i];
-	return NULL;
+	u64map_free(&sec_end);
 }
 
 const char *dwmod__symbol(struct dwmod *d, uint64_t vaddr, uint64_t *start)
 {
-	GElf_Addr addr = vaddr + d->bias, a, bias;
-	const struct dwsym *e;
-	GElf_Word shndx;
-	const char *name;
-	GElf_Sym sym;
-	Elf *elf;
+	const struct sym *e;
 
-	if (!d->syms_done)
+	if (!d->tab_done)
 		index_syms(d);
-	e = find_sym(d, addr);
+	e = symtab__find(&d->tab, vaddr + d->bias);
 	if (!e || e->addr - d->bias > vaddr)
 		return NULL;
-	name = dwfl_module_getsym_info(d->mod, e->idx, &sym, &a, &shndx, &elf, &bias);
-	if (!name || !*name)
-		return NULL;
 	*start = e->addr - d->bias;
-	return cut_version(d, name);
+	return d->tab.strs + e->name;
 }
 
 /* The name to show for an inlined call: the linkage name (demangled later), else the plain one. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * syms_priv.h: the symbolizer's sorted symbol tables (symtab.c), used by
- * syms.c for kallsyms (user objects go through libdwfl, dwmod.h).  Included
- * only by user/symbols/ files.
+ * syms.c for kallsyms and by dwmod.c for the table libdwfl chose for a user
+ * object.  Included only by user/symbols/ files.
  */
 #ifndef GT_SYMS_PRIV_H
 #define GT_SYMS_PRIV_H
