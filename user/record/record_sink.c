@@ -230,6 +230,7 @@ int32_t record_sink__dwarf_stack(struct record_sink *s, uint32_t pid, uint32_t t
 static void note_ustack(struct record_sink *s, const struct gt_ustack *u, size_t size)
 {
 	struct record_sink_pending *p = &s->dwarf_pend[u->tid % GT_ARRAY_SIZE(s->dwarf_pend)];
+	uint64_t ips[GT_STACK_DEPTH];
 	uint16_t nr = 0;
 	size_t len;
 	int32_t id;
@@ -242,8 +243,10 @@ static void note_ustack(struct record_sink *s, const struct gt_ustack *u, size_t
 	 * the walk or prefers the walk to it.
 	 */
 	id = dwarf_stack(s, u->pid, u->tid, u->regs, u->data, len,
-			 (u->flags & GT_USTACK_SAMPLE) ? 1 : 2, p->ips, &nr);
+			 (u->flags & GT_USTACK_SAMPLE) ? 1 : 2, ips, &nr);
+	/* Only a success takes the slot: another thread's snapshot may be waiting in it. */
 	if (id >= 0) {
+		memcpy(p->ips, ips, nr * sizeof(ips[0]));
 		p->tid = u->tid;
 		p->pid = u->pid;
 		p->sample = u->flags & GT_USTACK_SAMPLE;
@@ -254,9 +257,9 @@ static void note_ustack(struct record_sink *s, const struct gt_ustack *u, size_t
 }
 
 /*
- * A sample's snapshot frames joined to the walk the kernel made for it
- * (BPF walks every sample): the id of the joined stack, or -1 when the two
- * do not meet or the walk adds nothing.
+ * A sample's snapshot frames joined to the walk the kernel made for it (BPF
+ * walks too where %rbp may be a frame pointer): the id of the joined stack,
+ * or -1 when the two do not meet or the walk adds nothing.
  */
 static int32_t stitch_walk(struct record_sink *s, const struct record_sink_pending *p,
 			   int32_t walked)
