@@ -924,10 +924,13 @@ static __always_inline bool mem_syscall(__s32 nr)
 static __always_inline bool fpless_leaf(__u32 tgid, struct pt_regs *regs, bool kernel)
 {
 	struct gt_fpless *f;
+	__s32 nr;
 	__u64 ip;
 
-	if (!regs ||
-	    (kernel && regs_syscall(regs, NULL) >= 0 && !mem_syscall(regs_syscall(regs, NULL))))
+	if (!regs)
+		return false;
+	nr = kernel ? regs_syscall(regs, NULL) : -1;
+	if (nr >= 0 && !mem_syscall(nr))
 		return false;
 	f = bpf_map_lookup_elem(&fpless, &tgid);
 	if (!f)
@@ -949,7 +952,8 @@ static __always_inline bool fpless_leaf(__u32 tgid, struct pt_regs *regs, bool k
  */
 static __always_inline bool fp_plausible(struct pt_regs *regs)
 {
-	__u64 sp = BPF_CORE_READ(regs, sp), bp = BPF_CORE_READ(regs, bp);
+	/* Direct loads, as regs_syscall's: regs is a BTF pointer from bpf_task_pt_regs. */
+	__u64 sp = regs->sp, bp = regs->bp;
 
 	return bp > sp && bp - sp < (8u << 20) && !(bp & 7);
 }

@@ -330,21 +330,23 @@ static int run_loop(struct recorder *r)
 		 * still flushing after the main process, are recorded to their end.
 		 */
 		if (!r->target_gone && record__target_exited(r)) {
-			size_t n;
-
 			r->target_gone = true;
 			r->target_gone_ns = now;
-			if ((n = record__follow_alive(r)))
+		}
+		if (r->target_gone) {
+			size_t n = record__follow_alive(r);
+
+			if (!n) {
+				r->stop_reason = "target-exit";
+				return 0;
+			}
+			if (r->target_gone_ns == now)
 				gt_info(
 				    "pid %d exited; recording the %zu process%s followed from it "
 				    "until %s%s",
 				    r->pid, n, n == 1 ? "" : "es",
 				    n == 1 ? "it exits" : "they exit",
 				    r->o->duration_ns ? " or -d ends" : " (Ctrl-C stops)");
-		}
-		if (r->target_gone && !record__follow_alive(r)) {
-			r->stop_reason = "target-exit";
-			return 0;
 		}
 	}
 }

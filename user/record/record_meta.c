@@ -301,7 +301,6 @@ static void emit_loss(struct recorder *r, uint32_t kind, uint64_t count, uint64_
 	r->lost_loss_records++;
 }
 
-/* Turns counter increases into LOSS records bounded by the polling window. */
 /*
  * --cfi-rate's budget assumes ~9 us per unwinding; objects with larger CFI
  * tables or deeper stacks cost more.  Every stats poll, when the recorder's
@@ -341,6 +340,7 @@ static void cfi_adapt(struct recorder *r, uint64_t now)
 	r->skel->bss->fpless_limit = next;
 }
 
+/* Turns counter increases into LOSS records bounded by the polling window. */
 void record__poll_stats(struct recorder *r, uint64_t now)
 {
 	uint64_t cur[GT_STAT_MAX], misses;
