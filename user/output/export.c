@@ -17,6 +17,7 @@
 #include "analysis/analysis.h"
 #include "output/export.h"
 #include "output/json.h"
+#include "output/present.h"
 #include "analysis/timeline.h"
 #include "support/util.h"
 
@@ -513,16 +514,8 @@ static void write_event(struct json *j, const struct xb *x, const struct ev *e)
 		json_obj_begin(j);
 		json_ku64(j, "depth", h->depth);
 		cats_arg(j, "by_category_ns", h->by_cat);
-		if (h->untraced_tid) {
-			/* The hand-off came from a process gaptrace did not trace. */
-			json_key(j, "untraced_waker");
-			json_obj_begin(j);
-			json_ku64(j, "pid", h->untraced_pid);
-			json_ku64(j, "tid", h->untraced_tid);
-			json_kstr(j, "comm", h->untraced_comm);
-			json_ku64(j, "wait_ns", h->untraced_ns);
-			json_obj_end(j);
-		}
+		/* The hand-off came from a process gaptrace did not trace. */
+		present__json_untraced(j, h);
 		json_obj_end(j);
 		break;
 	}

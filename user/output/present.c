@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 
+#include "output/json.h"
 #include "output/present.h"
 #include "support/util.h"
 
@@ -82,6 +83,19 @@ bool present__untraced(const struct an_gap *g, const struct an_hop *h, char *buf
 		 gt_fmt_dur(h->untraced_ns, d, sizeof(d)), h->untraced_pid,
 		 h->untraced_comm[0] ? gt_clean(h->untraced_comm) : "?");
 	return true;
+}
+
+void present__json_untraced(struct json *j, const struct an_hop *h)
+{
+	if (!h->untraced_tid)
+		return;
+	json_key(j, "untraced_waker");
+	json_obj_begin(j);
+	json_ku64(j, "pid", h->untraced_pid);
+	json_ku64(j, "tid", h->untraced_tid);
+	json_kstr(j, "comm", h->untraced_comm);
+	json_ku64(j, "wait_ns", h->untraced_ns);
+	json_obj_end(j);
 }
 
 int present__cmp_gap_len(const void *a, const void *b)

@@ -47,6 +47,14 @@ int present__cmp_gap_len(const void *a, const void *b);
  */
 bool present__untraced(const struct an_gap *g, const struct an_hop *h, char *buf, size_t len);
 
+struct json;
+/*
+ * Hop h's waker outside the trace as the JSON key "untraced_waker": {pid,
+ * tid, comm, wait_ns} (report's chain hops, export's hop slices); nothing
+ * when it has none.
+ */
+void present__json_untraced(struct json *j, const struct an_hop *h);
+
 /* Busy and span time summed over the result's GPUs. */
 void present__gpu_busy(const struct an_result *r, uint64_t *busy, uint64_t *span);
 

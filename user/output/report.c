@@ -483,16 +483,8 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 			json_ku64(&j, "from_ns", hp->from_ns);
 			json_ku64(&j, "to_ns", hp->to_ns);
 			json_cats(&j, "by_category", hp->by_cat);
-			if (hp->untraced_tid) {
-				/* The waker the path could not follow: not traced. */
-				json_key(&j, "untraced_waker");
-				json_obj_begin(&j);
-				json_ku64(&j, "pid", hp->untraced_pid);
-				json_ku64(&j, "tid", hp->untraced_tid);
-				json_kstr(&j, "comm", hp->untraced_comm);
-				json_ku64(&j, "wait_ns", hp->untraced_ns);
-				json_obj_end(&j);
-			}
+			/* The waker the path could not follow: not traced. */
+			present__json_untraced(&j, hp);
 			json_obj_end(&j);
 		}
 		json_arr_end(&j);
