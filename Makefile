@@ -38,7 +38,8 @@ STATIC_PKGS := libbpf libdw
 STATIC_LIBS := $(shell pkg-config --static --libs $(STATIC_PKGS) 2>/dev/null)
 LIBS_STATIC := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic
 # libstdc++ (shared) for __cxa_demangle: C++ frame names in flame graphs.
-LDLIBS := $(LIBS_STATIC) -lm -lpthread -lstdc++
+# libmicrohttpd (shared: its static build needs GnuTLS's) for monitor --listen.
+LDLIBS := $(LIBS_STATIC) -lm -lpthread -lstdc++ -lmicrohttpd
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))

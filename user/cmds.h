@@ -14,5 +14,6 @@ int cmd_dump(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_monitor(int argc, char **argv);
 
 #endif /* GT_CMDS_H */

@@ -21,6 +21,7 @@ static const struct cmd {
     {"export", cmd_export, "timeline for the Perfetto UI (Chrome trace JSON): threads, GPU, gaps"},
     {"info", cmd_info, "what a capture holds: header, blocks, lost events, clock check"},
     {"doctor", cmd_doctor, "check this host: privileges, BTF, tracepoints, uprobes"},
+    {"monitor", cmd_monitor, "always on: gap metrics for Prometheus, rolling capture segments"},
     {"dump", cmd_dump, "print every record of a capture, one per line (debugging)"},
 };
 

@@ -155,9 +155,11 @@ static const struct stat_key dwarf_keys[] = {
 static void kv_stats(struct capture_buf *kv, const struct recorder *r, const struct stat_key *keys,
 		     size_t n)
 {
+	/* Less stats_base: a monitor segment counts only its own losses. */
 	for (size_t i = 0; i < n; i++)
-		capture_buf__kv(kv, keys[i].key, "%llu",
-				(unsigned long long)r->stats[keys[i].stat]);
+		capture_buf__kv(
+		    kv, keys[i].key, "%llu",
+		    (unsigned long long)(r->stats[keys[i].stat] - r->stats_base[keys[i].stat]));
 }
 
 void record__write_counters(struct recorder *r, uint32_t type)
@@ -166,7 +168,8 @@ void record__write_counters(struct recorder *r, uint32_t type)
 	char buf[2048];
 
 	kv_stats(&kv, r, ringbuf_keys, GT_ARRAY_SIZE(ringbuf_keys));
-	capture_buf__kv(&kv, "lost.prog_misses", "%llu", (unsigned long long)r->misses);
+	capture_buf__kv(&kv, "lost.prog_misses", "%llu",
+			(unsigned long long)(r->misses - r->misses_base));
 	kv_stats(&kv, r, bpf_keys, GT_ARRAY_SIZE(bpf_keys));
 	if (r->unw) {
 		struct unwind_stats us;
@@ -186,7 +189,8 @@ void record__write_counters(struct recorder *r, uint32_t type)
 	capture_buf__kv(&kv, "stacks.resent", "%llu", (unsigned long long)r->sink.stacks_resent);
 	capture_buf__kv(&kv, "stacks.unresolved", "%llu",
 			(unsigned long long)r->sink.stacks_unresolved);
-	capture_buf__kv(&kv, "records", "%llu", (unsigned long long)r->sink.events);
+	capture_buf__kv(&kv, "records", "%llu",
+			(unsigned long long)(r->sink.events - r->events_base));
 	capture_buf__kv(&kv, "usdt_links", "%u", attacher__usdt_links(r->att));
 	capture_buf__kv(&kv, "uprobe_links", "%u", attacher__uprobe_links(r->att));
 	capture_buf__kv(&kv, "sample_events", "%u", attacher__sample_events(r->att));
