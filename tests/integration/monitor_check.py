@@ -12,8 +12,9 @@ prover_sim on the host matches):
      json` summed over the saved segments (each segment is one window);
   2. a second run of the target (a restart the --match finds) gives
      gaptrace_target_restarts_total 1 and more gap seconds (data flows);
-  3. after SIGTERM (exit 0) the textfile agrees with every segment too;
-  4. every metric the Grafana dashboard queries is in the exporter's output.
+  3. SIGUSR1 and --snapshot-below keep snapshots that report reads;
+  4. after SIGTERM (exit 0) the textfile agrees with every segment too;
+  5. every metric the Grafana dashboard queries is in the exporter's output.
 
 Exit 0 when all hold; the last line is the summary.
 """
@@ -26,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -148,7 +150,8 @@ def main():
     mon = subprocess.Popen([gt, "monitor", "--match", "^prover_sim_mon$", "--window", WINDOW,
                             "--dir", os.path.join(w, "seg"), "--listen", "127.0.0.1:%d" % mport,
                             "--textfile", os.path.join(w, "tf"), "--keep", "0",
-                            "--keep-size", "4096", "--record-opt=--gpu", "--record-opt=none"],
+                            "--keep-size", "4096", "--snapshot-below", "0.99",
+                            "--record-opt=--gpu", "--record-opt=none"],
                            stdout=mlog, stderr=subprocess.STDOUT)
     prom = subprocess.Popen(["/usr/bin/prometheus", "--config.file=" + os.path.join(w, "prometheus.yml"),
                              "--storage.tsdb.path=" + os.path.join(w, "prom-data"),
@@ -206,8 +209,12 @@ def main():
         if not restarts or float(restarts[0]["value"][1]) != 0:
             fails.append("restarts after the first run: %s" % restarts)
 
-        # The target restarts: found again by --match, counted, and data keeps flowing.
+        # The target restarts: found again by --match, counted, and data keeps flowing;
+        # SIGUSR1 meanwhile snapshots the window it ends and the one before.
+        usr1 = threading.Timer(3.0, lambda: mon.send_signal(signal.SIGUSR1))
+        usr1.start()
         run_target()
+        usr1.cancel()
         ok = wait_for(lambda: (lambda r: r and float(r[0]["value"][1]) == 1 and r)(
             prom_query(pport, "gaptrace_target_restarts_total")), 10)
         if not ok:
@@ -225,6 +232,16 @@ def main():
         if bad:
             fails.append("run 2 prometheus vs report: " + "; ".join(bad))
         notes.append("restart followed (%d segments, %.3f s)" % (nseg2, sum(segs2.values())))
+
+        for kind in ("signal", "low-efficiency"):
+            snaps = glob.glob(os.path.join(w, "seg", "snapshots", kind + "-*", "seg-*.gtcap"))
+            if not snaps:
+                fails.append("no %s snapshot" % kind)
+            for snap in snaps:
+                r = subprocess.run([gt, "report", snap], capture_output=True, text=True)
+                if r.returncode != 0 or "GPU" not in r.stdout:
+                    fails.append("report of the snapshot %s: exit %d" % (snap, r.returncode))
+        notes.append("signal and low-efficiency snapshots read by report")
 
         missing = sorted(n for n in dashboard_metrics(dash)
                          if n not in seen)
