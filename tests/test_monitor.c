@@ -97,7 +97,8 @@ static void test_prom_windows(void **state)
 	assert_true(has_line(t, "gaptrace_gaps_total{device=\"0\",kind=\"intra-unit\"} 1"));
 	/* Cumulative buckets: two 2 ms gaps by le=0.0025, the 40 ms one by le=0.05. */
 	assert_true(has_line(t, "gaptrace_gap_length_seconds_bucket{device=\"0\",le=\"0.001\"} 0"));
-	assert_true(has_line(t, "gaptrace_gap_length_seconds_bucket{device=\"0\",le=\"0.0025\"} 2"));
+	assert_true(
+	    has_line(t, "gaptrace_gap_length_seconds_bucket{device=\"0\",le=\"0.0025\"} 2"));
 	assert_true(has_line(t, "gaptrace_gap_length_seconds_bucket{device=\"0\",le=\"0.025\"} 2"));
 	assert_true(has_line(t, "gaptrace_gap_length_seconds_bucket{device=\"0\",le=\"0.05\"} 3"));
 	assert_true(has_line(t, "gaptrace_gap_length_seconds_bucket{device=\"0\",le=\"+Inf\"} 3"));

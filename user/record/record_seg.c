@@ -27,6 +27,7 @@ struct seg {
 	char *args[SEG_MAX_ARGS + 1];
 	int argc;
 	char **argv;
+	uint64_t attach_ns; /* the first segment's start */
 };
 
 struct recorder *recorder__attach(pid_t pid, const char *path, char *const *opts, int nopts,
@@ -76,6 +77,7 @@ struct recorder *recorder__attach(pid_t pid, const char *path, char *const *opts
 		goto fail;
 	/* Before the first record: every stack is kept for the segments after this one. */
 	s->r.sink.cfg.segments = true;
+	s->attach_ns = s->r.start_ns;
 	return &s->r;
 fail:
 	record__cleanup(&s->r);
@@ -162,6 +164,8 @@ out:
 
 int recorder__stop(struct recorder *r)
 {
+	/* The closing messages (time recorded, the recorder's CPU share) are of the whole attach. */
+	r->start_ns = ((struct seg *)r)->attach_ns;
 	return record__finish(r, 0);
 }
 
