@@ -85,7 +85,8 @@ int flight__open(struct flight *f, const char *dir, uint64_t keep_ns, uint64_t k
 		add(f, de->d_name)->bytes = (uint64_t)ss.st_size;
 	}
 	closedir(d);
-	qsort(f->segs, f->n, sizeof(*f->segs), cmp_seg);
+	if (f->n)
+		qsort(f->segs, f->n, sizeof(*f->segs), cmp_seg);
 	return 0;
 }
 

@@ -146,32 +146,6 @@ static void flush_all(struct recorder *r)
 	record_sink__flush(&r->sink);
 }
 
-static void progress_line(struct recorder *r, uint64_t now, bool final)
-{
-	char ev[32], size[32];
-	double secs = (now - r->start_ns) / 1e9;
-	double dt = (now - r->last_progress_ns) / 1e9;
-	double rate = dt > 0 ? (r->sink.events - r->events_at_progress) / dt : 0;
-	uint64_t lost = r->stats[GT_STAT_RB_LOST];
-
-	if (rate >= 1e6)
-		snprintf(ev, sizeof(ev), "%.1fM", rate / 1e6);
-	else if (rate >= 1e3)
-		snprintf(ev, sizeof(ev), "%.1fk", rate / 1e3);
-	else
-		snprintf(ev, sizeof(ev), "%.0f", rate);
-	fprintf(stderr, "\r\033[K[gaptrace] pid %d  %.1f s  %s ev/s  lost %s%llu%s  gaps %llu  %s",
-		r->pid, secs, ev, lost ? "\033[1;31m" : "", (unsigned long long)lost,
-		lost ? "\033[0m" : "", (unsigned long long)r->sink.gaps,
-		gt_fmt_bytes(capture_writer__bytes(r->w), size, sizeof(size)));
-	if (final)
-		fputc('\n', stderr);
-	fflush(stderr);
-	gt_log_set_progress_active(!final);
-	r->events_at_progress = r->sink.events;
-	r->last_progress_ns = now;
-}
-
 /* The scheduler programs (tp_btf; the raw_tp flavour was removed). */
 struct sched_prog {
 	struct bpf_program *prog;
@@ -319,7 +293,7 @@ int record__run(struct recorder *r)
 			r->rescan = false;
 		}
 		if (r->progress && now - r->last_progress_ns >= PROGRESS_NS)
-			progress_line(r, now, false);
+			record__progress_line(r, now, false);
 		if (r->sink.write_err) {
 			r->stop_reason = "write-error";
 			return r->sink.write_err;
@@ -707,7 +681,7 @@ int record__finish(struct recorder *r, int e)
 	record__write_counters(r, GT_BLK_COUNTERS);
 	record__write_counters(r, GT_BLK_END);
 	if (r->progress)
-		progress_line(r, r->end_ns, true);
+		record__progress_line(r, r->end_ns, true);
 	e = e ? e : r->sink.write_err;
 	if (capture_writer__close(r->w) && !e) {
 		gt_err("cannot finish writing %s: %s", o->output, strerror(errno));

@@ -2,7 +2,7 @@
 /*
  * record_meta.c: what a capture says about its recording: the HEADER keys,
  * the COUNTERS and END blocks (losses, BPF and dwarf counters, why it
- * stopped), and the recorder's own CPU cost printed at the end.
+ * stopped), the live status line and the recorder's own CPU cost printed at the end.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -209,6 +209,33 @@ void record__write_counters(struct recorder *r, uint32_t type)
 	}
 	capture_writer__block(r->w, type, kv.data, kv.len);
 	capture_buf__free(&kv);
+}
+
+/* The live status line on stderr (final: the last one, with its newline). */
+void record__progress_line(struct recorder *r, uint64_t now, bool final)
+{
+	char ev[32], size[32];
+	double secs = (now - r->start_ns) / 1e9;
+	double dt = (now - r->last_progress_ns) / 1e9;
+	double rate = dt > 0 ? (r->sink.events - r->events_at_progress) / dt : 0;
+	uint64_t lost = r->stats[GT_STAT_RB_LOST];
+
+	if (rate >= 1e6)
+		snprintf(ev, sizeof(ev), "%.1fM", rate / 1e6);
+	else if (rate >= 1e3)
+		snprintf(ev, sizeof(ev), "%.1fk", rate / 1e3);
+	else
+		snprintf(ev, sizeof(ev), "%.0f", rate);
+	fprintf(stderr, "\r\033[K[gaptrace] pid %d  %.1f s  %s ev/s  lost %s%llu%s  gaps %llu  %s",
+		r->pid, secs, ev, lost ? "\033[1;31m" : "", (unsigned long long)lost,
+		lost ? "\033[0m" : "", (unsigned long long)r->sink.gaps,
+		gt_fmt_bytes(capture_writer__bytes(r->w), size, sizeof(size)));
+	if (final)
+		fputc('\n', stderr);
+	fflush(stderr);
+	gt_log_set_progress_active(!final);
+	r->events_at_progress = r->sink.events;
+	r->last_progress_ns = now;
 }
 
 /* What recording cost gaptrace itself, and --stacks dwarf's share of it. */

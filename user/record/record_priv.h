@@ -163,6 +163,7 @@ void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, cha
 size_t record__kv_strings(const struct capture_buf *kv, const char **out, size_t max);
 void record__write_counters(struct recorder *r, uint32_t type);
 void record__report_cpu(struct recorder *r);
+void record__progress_line(struct recorder *r, uint64_t now, bool final);
 /* BPF counter increases since the last poll become LOSS records; raises the reader's nice. */
 void record__poll_stats(struct recorder *r, uint64_t now);
 
