@@ -12,7 +12,8 @@ prover_sim on the host matches):
      json` summed over the saved segments (each segment is one window);
   2. a second run of the target (a restart the --match finds) gives
      gaptrace_target_restarts_total 1 and more gap seconds (data flows);
-  3. SIGUSR1 and --snapshot-below keep snapshots that report reads;
+  3. `monitor --snapshot` (SIGUSR1) and --snapshot-below keep snapshots
+     that report reads, and a second monitor on the same --dir is refused;
   4. after SIGTERM (exit 0) the textfile agrees with every segment too;
   5. every metric the Grafana dashboard queries is in the exporter's output.
 
@@ -189,6 +190,11 @@ def main():
 
         run_target()
         text1 = metrics()
+        # A second monitor must not share the folder (retention would fight).
+        r = subprocess.run([gt, "monitor", "--match", "nothing", "--dir", os.path.join(w, "seg")],
+                           capture_output=True, text=True, timeout=20)
+        if r.returncode != 1 or "another monitor" not in r.stderr:
+            fails.append("a second monitor on the same --dir: exit %d, %s" % (r.returncode, r.stderr.strip()))
         # Prometheus has scraped what the monitor now says (one scrape a second).
         want = sum(by_category_text(text1).values())
         got = wait_for(lambda: (lambda r: r and abs(float(r[0]["value"][1]) - want) <= 1e-6 * max(want, 1) and r)(
@@ -211,7 +217,9 @@ def main():
 
         # The target restarts: found again by --match, counted, and data keeps flowing;
         # SIGUSR1 meanwhile snapshots the window it ends and the one before.
-        usr1 = threading.Timer(3.0, lambda: mon.send_signal(signal.SIGUSR1))
+        usr1 = threading.Timer(3.0, lambda: subprocess.run(
+            [gt, "monitor", "--snapshot", "--dir", os.path.join(w, "seg")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         usr1.start()
         run_target()
         usr1.cancel()

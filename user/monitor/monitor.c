@@ -22,6 +22,7 @@
 #include "monitor/prom.h"
 #include "record/record.h"
 #include "support/outfile.h"
+#include "support/procfs.h"
 #include "support/util.h"
 
 #define COST_NS	       NSEC_PER_SEC	     /* own cost metrics refreshed this often */
@@ -144,6 +145,7 @@ static void window_done(struct monitor *m, const char *path)
 	struct capture *c;
 	char err[512];
 	bool low = false;
+	uint64_t t0 = gt_now_mono_ns();
 
 	c = capture__open(path, err, sizeof(err));
 	an_opts__defaults(&ao);
@@ -153,6 +155,7 @@ static void window_done(struct monitor *m, const char *path)
 		return;
 	}
 	prom__add_window(&m->prom, res);
+	m->prom.analysis_s = (double)(gt_now_mono_ns() - t0) / 1e9;
 	m->prom.window_end_s = (double)gt_now_real_ns() / 1e9;
 	for (size_t i = 0; i < res->ndevices; i++) {
 		const struct an_device *d = &res->devices[i];
@@ -257,18 +260,72 @@ static int one_target(struct monitor *m, pid_t pid, unsigned *attaches)
 	return rc ? -1 : 0;
 }
 
+/* The monitor that writes into dir now (its pid file names a live gaptrace), or 0. */
+static pid_t dir_owner(const char *dir)
+{
+	char path[PATH_MAX], buf[32], comm[32];
+	uint64_t pid;
+
+	snprintf(path, sizeof(path), "%s/monitor.pid", dir);
+	if (gt_read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	buf[strcspn(buf, "\n")] = '\0';
+	if (gt_parse_uint(buf, 1, INT32_MAX, &pid) || (pid_t)pid == getpid() ||
+	    !procfs_comm((pid_t)pid, 0, comm, sizeof(comm)) || strcmp(comm, "gaptrace"))
+		return 0;
+	return (pid_t)pid;
+}
+
+static int write_pidfile(const char *dir)
+{
+	char path[PATH_MAX];
+	struct gt_out out = {0};
+
+	snprintf(path, sizeof(path), "%s/monitor.pid", dir);
+	if (gt_out__open(&out, path))
+		return -1;
+	fprintf(out.f, "%d\n", getpid());
+	return gt_out__close(&out);
+}
+
+int monitor__ask_snapshot(const char *dir)
+{
+	pid_t pid = dir_owner(dir);
+
+	if (!pid) {
+		gt_err("no monitor writes into %s: give its --dir", dir);
+		return GT_EXIT_FAIL;
+	}
+	if (kill(pid, SIGUSR1)) {
+		gt_err("cannot signal the monitor (pid %d): %s", pid, strerror(errno));
+		return GT_EXIT_FAIL;
+	}
+	gt_info("asked the monitor (pid %d) for a snapshot: it appears in %s/snapshots/", pid, dir);
+	return GT_EXIT_OK;
+}
+
 int monitor__run(struct monitor_opts *o)
 {
 	struct monitor m = {.o = o};
 	unsigned attaches = 0;
 	uint64_t waiting_since = 0;
-	char err[512];
+	char err[512], path[PATH_MAX];
 	int ret = GT_EXIT_FAIL, rc;
+	bool pidfile = false;
 
 	if (flight__open(&m.flight, o->dir, o->keep_ns, o->keep_bytes, err, sizeof(err))) {
 		gt_err("%s", err);
 		goto cleanup;
 	}
+	/* Two monitors in one folder would delete each other's segments. */
+	rc = dir_owner(o->dir);
+	if (rc) {
+		gt_err("another monitor (pid %d) writes into %s: give another --dir", rc, o->dir);
+		goto cleanup;
+	}
+	if (write_pidfile(o->dir))
+		goto cleanup;
+	pidfile = true;
 	if (o->listen) {
 		m.http = http__start(o->listen, err, sizeof(err));
 		if (!m.http) {
@@ -327,6 +384,10 @@ int monitor__run(struct monitor_opts *o)
 	ret = GT_EXIT_OK;
 cleanup:
 	http__stop(m.http);
+	if (pidfile) {
+		snprintf(path, sizeof(path), "%s/monitor.pid", o->dir);
+		unlink(path);
+	}
 	flight__close(&m.flight);
 	return ret;
 }

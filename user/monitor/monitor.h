@@ -8,6 +8,7 @@
 #ifndef GT_MONITOR_H
 #define GT_MONITOR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "monitor/match.h"
@@ -22,11 +23,14 @@ struct monitor_opts {
 	double snapshot_below; /* snapshot when a window's efficiency is below; < 0 off */
 	char **record_opts;    /* extra `gaptrace record` options */
 	int nrecord_opts;
+	bool ask_snapshot; /* --snapshot: signal the running monitor of dir */
 	int argc;
 	char **argv;
 };
 
 /* The exit code: 0 after SIGINT/SIGTERM (or -p's target exit), 1 on failure, 2 bad usage. */
 int monitor__run(struct monitor_opts *o);
+/* `monitor --snapshot`: SIGUSR1 to the monitor writing into dir; the exit code. */
+int monitor__ask_snapshot(const char *dir);
 
 #endif /* GT_MONITOR_H */

@@ -58,11 +58,14 @@ static void usage(FILE *f)
 		   "                          (e.g. --record-opt=--gpu --record-opt=none);\n"
 		   "                          any 'gaptrace record' option but -p, -o, -d and\n"
 		   "                          a command\n"
+		   "      --snapshot          ask the monitor writing into --dir for a snapshot\n"
+		   "                          (no target given)\n"
 		   "  -v, --verbose           more detail\n"
 		   "  -h, --help              this help\n"
 		   "\n"
 		   "Signals: SIGUSR1 ends the current window and keeps it and the one before\n"
-		   "as a snapshot (DIR/snapshots/signal-TIME/).\n"
+		   "as a snapshot (DIR/snapshots/signal-TIME/); 'gaptrace monitor --snapshot\n"
+		   "[--dir DIR]' sends it to the monitor writing into DIR.\n"
 		   "\n"
 		   "Metrics (counters over finished windows): gaptrace_gpu_busy_seconds_total,\n"
 		   "gaptrace_gap_seconds_total{device,category,kind}, gaptrace_gaps_total,\n"
@@ -87,6 +90,7 @@ enum {
 	OPT_KEEP_SIZE,
 	OPT_SNAP_BELOW,
 	OPT_RECORD_OPT,
+	OPT_SNAPSHOT,
 };
 
 static int set_target(struct monitor_opts *o, bool *have, enum match_kind k, const char *arg,
@@ -121,6 +125,7 @@ static int parse(int argc, char **argv, struct monitor_opts *o, char **ropts)
 	    {"keep-size", required_argument, NULL, OPT_KEEP_SIZE},
 	    {"snapshot-below", required_argument, NULL, OPT_SNAP_BELOW},
 	    {"record-opt", required_argument, NULL, OPT_RECORD_OPT},
+	    {"snapshot", no_argument, NULL, OPT_SNAPSHOT},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {},
@@ -200,6 +205,9 @@ static int parse(int argc, char **argv, struct monitor_opts *o, char **ropts)
 			}
 			ropts[o->nrecord_opts++] = optarg;
 			break;
+		case OPT_SNAPSHOT:
+			o->ask_snapshot = true;
+			break;
 		case 'v':
 			gt_verbose++;
 			break;
@@ -214,6 +222,13 @@ static int parse(int argc, char **argv, struct monitor_opts *o, char **ropts)
 	if (optind < argc) {
 		gt_err("unexpected argument '%s': the monitor takes no command", argv[optind]);
 		return -1;
+	}
+	if (o->ask_snapshot) {
+		if (have) {
+			gt_err("--snapshot asks a running monitor (by its --dir): give no target");
+			return -1;
+		}
+		return 0;
 	}
 	if (!have) {
 		gt_err("no target: give -p PID, --match NAME, --cgroup PATH or --unit UNIT");
@@ -242,6 +257,8 @@ int cmd_monitor(int argc, char **argv)
 		matcher__free(&o.match);
 		return GT_EXIT_FAIL;
 	}
+	if (o.ask_snapshot)
+		return monitor__ask_snapshot(o.dir);
 	o.record_opts = ropts;
 	o.argc = argc;
 	o.argv = argv;

@@ -177,6 +177,9 @@ char *prom__render(const struct prom *p, size_t *len)
 	head(f, "gaptrace_window_end_timestamp_seconds", "gauge",
 	     "UNIX time the last finished window ended");
 	fprintf(f, "gaptrace_window_end_timestamp_seconds %.3f\n", p->window_end_s);
+	head(f, "gaptrace_window_analysis_seconds", "gauge",
+	     "Time the monitor took to analyse the last window's segment");
+	fprintf(f, "gaptrace_window_analysis_seconds %.6f\n", p->analysis_s);
 	head(f, "gaptrace_window_gpu_source_info", "gauge",
 	     "The GPU activity source of the last window (usdt, cupti, uprobe)");
 	if (p->gpu_source[0])

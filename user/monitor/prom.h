@@ -41,6 +41,7 @@ struct prom {
 	uint64_t rb_bytes; /* ring-buffer bytes read, all recorders together */
 	uint64_t disk_bytes, segments, snapshots;
 	double window_end_s; /* UNIX time of the last window's end, 0 none */
+	double analysis_s;   /* how long the last window's analysis took */
 	char gpu_source[32]; /* the last window's GPU source, a label value */
 };
 
