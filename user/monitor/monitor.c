@@ -53,6 +53,7 @@ struct monitor {
 	uint64_t lost_done, rb_done; /* lost events and ring-buffer bytes of earlier recorders */
 	uint64_t windows_since_low_snap;
 	struct recorder *rec;
+	int nice; /* the monitor's own, restored after each target */
 };
 
 static void install_signals(void)
@@ -253,6 +254,8 @@ static int one_target(struct monitor *m, pid_t pid, unsigned *attaches)
 	m->rb_done += ri.rb_bytes;
 	recorder__free(m->rec);
 	m->rec = NULL;
+	/* The recorder raises its priority while attaching or behind a full ring buffer. */
+	setpriority(PRIO_PROCESS, 0, m->nice);
 	m->prom.attached = false;
 	flight__path(&m->flight, m->flight.n - 1, last, sizeof(last));
 	flight__closed(&m->flight, gt_now_mono_ns());
@@ -313,6 +316,7 @@ int monitor__run(struct monitor_opts *o)
 	int ret = GT_EXIT_FAIL, rc;
 	bool pidfile = false;
 
+	m.nice = getpriority(PRIO_PROCESS, 0);
 	if (flight__open(&m.flight, o->dir, o->keep_ns, o->keep_bytes, err, sizeof(err))) {
 		gt_err("%s", err);
 		goto cleanup;
