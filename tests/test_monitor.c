@@ -19,7 +19,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include "monitor/flight.h"
+#include "monitor/http.h"
 #include "monitor/match.h"
 #include "monitor/prom.h"
 #include "support/util.h"
@@ -276,6 +281,74 @@ static void test_match_name(void **state)
 	assert_int_equal(matcher__find(&m), 0);
 }
 
+static void test_http_addr(void **state)
+{
+	(void)state;
+	assert_int_equal(http__check_addr("127.0.0.1:9464"), 0);
+	assert_int_equal(http__check_addr(":9464"), 0);
+	assert_int_equal(http__check_addr("9464"), 0);
+	assert_int_equal(http__check_addr("[::1]:9464"), 0);
+	assert_int_equal(http__check_addr("localhost:9464"), -1);
+	assert_int_equal(http__check_addr("127.0.0.1:0"), -1);
+	assert_int_equal(http__check_addr("127.0.0.1:65536"), -1);
+	assert_int_equal(http__check_addr("[::1:9464"), -1);
+	assert_int_equal(http__check_addr(""), -1);
+}
+
+/* One request on a new connection: the response's first line and body into out. */
+static void http_ask(int port, const char *req, char *out, size_t len)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	size_t n = 0;
+	ssize_t r;
+
+	assert_true(fd >= 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	while (n + 1 < len && (r = read(fd, out + n, len - 1 - n)) > 0)
+		n += (size_t)r;
+	out[n] = '\0';
+	close(fd);
+}
+
+/* GET /metrics serves what was published; other paths 404, other methods 405. */
+static void test_http_serve(void **state)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t alen = sizeof(a);
+	char addr[32], err[256], out[4096];
+	struct http *h;
+	int fd, port;
+
+	(void)state;
+	/* A free port: the kernel picks one, then it is released for the server. */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+	port = ntohs(a.sin_port);
+	close(fd);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	h = http__start(addr, err, sizeof(err));
+	assert_non_null(h);
+	http__publish(h, "gaptrace_windows_total 3\n", 25);
+	http_ask(port, "GET /metrics HTTP/1.0\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, " 200 OK\r\n"));
+	assert_non_null(strstr(out, "\r\n\r\ngaptrace_windows_total 3\n"));
+	assert_non_null(strstr(out, "text/plain; version=0.0.4"));
+	http_ask(port, "GET /metrics/x HTTP/1.0\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, " 404 "));
+	http_ask(port, "POST /metrics HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc", out, sizeof(out));
+	assert_non_null(strstr(out, " 405 "));
+	assert_non_null(strstr(out, "Allow: GET, HEAD"));
+	/* The port is taken now: a second server says so. */
+	assert_null(http__start(addr, err, sizeof(err)));
+	assert_non_null(strstr(err, "cannot listen on"));
+	http__stop(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +357,8 @@ int main(void)
 	    cmocka_unit_test(test_flight_retention_and_snapshot),
 	    cmocka_unit_test(test_flight_age),
 	    cmocka_unit_test(test_match_name),
+	    cmocka_unit_test(test_http_addr),
+	    cmocka_unit_test(test_http_serve),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -113,6 +113,14 @@ static int parse_addr(const char *addr, struct sockaddr_storage *ss, bool *v6)
 	return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
 }
 
+int http__check_addr(const char *addr)
+{
+	struct sockaddr_storage ss;
+	bool v6;
+
+	return parse_addr(addr, &ss, &v6);
+}
+
 struct http *http__start(const char *addr, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;

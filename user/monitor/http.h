@@ -16,6 +16,8 @@ struct http;
  * 127.0.0.1).  NULL with a one-line message in err.
  */
 struct http *http__start(const char *addr, char *err, size_t errlen);
+/* 0 when addr is a HOST:PORT http__start takes, else -1. */
+int http__check_addr(const char *addr);
 /* Serves a copy of text[0..len) from now on. */
 void http__publish(struct http *h, const char *text, size_t len);
 /* Stops listening and frees (NULL-safe). */

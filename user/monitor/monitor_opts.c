@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "monitor/http.h"
 #include "monitor/monitor.h"
 #include "record/sysprobe.h"
 #include "support/util.h"
@@ -164,6 +165,12 @@ static int parse(int argc, char **argv, struct monitor_opts *o, char **ropts)
 			}
 			break;
 		case OPT_LISTEN:
+			if (http__check_addr(optarg)) {
+				gt_err("bad --listen '%s': give HOST:PORT with a numeric address, "
+				       "e.g. 127.0.0.1:9464",
+				       optarg);
+				return -1;
+			}
 			o->listen = optarg;
 			break;
 		case OPT_TEXTFILE:
