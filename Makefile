@@ -24,7 +24,10 @@ endif
 VMLINUX := vmlinux/$(ARCH)/vmlinux.h
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
-GT_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+# gaptrace --version: "gaptrace 0.1 (git 9f46350)"; the release is bumped by hand.
+GT_RELEASE := 0.1
+GT_GIT := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+GT_VERSION := $(GT_RELEASE) (git $(GT_GIT))
 
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -g -O2
