@@ -296,6 +296,12 @@ fuzz:
 	$(Q)tools/install-deps --fuzz
 	$(Q)tools/build-fuzz $(OUTPUT) --run $(FUZZ_SECONDS)
 
+# docs/gaptrace.1 and docs/gaptrace.bash-completion, from the help text and
+# the long-option tables (checked in; tests/integration/cli-check fails when stale).
+.PHONY: docs
+docs: $(OUTPUT)/gaptrace
+	$(Q)tools/gen-docs $(OUTPUT)/gaptrace
+
 # Every C, CUDA and header file of the project (vmlinux.h is generated).
 FORMAT_SRCS = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' '*.cu'))
 format:

@@ -83,9 +83,9 @@ void gt_help_opt(FILE *f, int col, const char *opt, const char *text);
 #define GT_HELP_MIN_GAP \
 	"-m, --min-gap DUR", "shortest GPU idle time that is a gap\n(default 1ms; 1us to 1h)"
 #define GT_HELP_DEPTH "    --depth N", "critical-path hops to follow (default 4)"
-#define GT_HELP_COLOR       \
-	"    --color WHEN", \
-	    "auto (default: on a terminal, unless NO_COLOR\nis set), always or never"
+#define GT_HELP_COLOR                    \
+	"    --color auto|always|never", \
+	    "colour (default auto: on a terminal, unless\nNO_COLOR is set)"
 #define GT_HELP_VERBOSE "-v, --verbose", "more detail on stderr"
 #define GT_HELP_HELP	"-h, --help", "this help"
 /* Every help that takes a DUR says how it is read. */
