@@ -198,7 +198,6 @@ static void test_wrap_to_width(void **state)
 	    " a_very_long_identifier_without_any_space_that_must_be_cut_somewhere_"
 	    "because_it_is_longer_than_the_terminal\n";
 	char *out = filtered(in, 40, false);
-	char *words = NULL;
 
 	(void)state;
 	assert_lines_fit(out, 40);
@@ -208,11 +207,18 @@ static void test_wrap_to_width(void **state)
 	assert_non_null(strstr(out, "\n         ")); /* 5 + 4 */
 	assert_non_null(strstr(out, "\033[38;5;208mcoloured\033[0m"));
 	free(out);
+	/* A "key:   value" line continues under its value. */
+	out =
+	    filtered("target:   pid 7964 (prover_sim), launch mode: prover_sim --scenario mixed\n",
+		     40, false);
+	assert_string_equal(out, "target:   pid 7964 (prover_sim), launch\n"
+				 "          mode: prover_sim --scenario\n"
+				 "          mixed\n");
+	free(out);
 	/* No limit: unchanged. */
 	out = filtered(in, 0, false);
 	assert_string_equal(out, in);
 	free(out);
-	(void)words;
 }
 
 static void test_ascii(void **state)

@@ -16,6 +16,7 @@
 #include "gaptrace.h"
 #include "output/json.h"
 #include "support/cli.h"
+#include "support/term.h"
 #include "support/util.h"
 
 #define NBLOCK_KINDS 10
@@ -332,6 +333,10 @@ int cmd_info(int argc, char **argv)
 		    "HEADER",	"EVENTS", "STACKS", "SYMBOLS", "MAPPINGS",
 		    "COUNTERS", "PROBES", "END",    "GPU_OPS", "INLINES",
 		};
+		struct term_redirect tr;
+
+		/* Long lines (the command line, threads, dwarf) fit the terminal. */
+		term__stdout_begin(&tr);
 
 		printf("capture:  %s (%s, format %u.%u, %s)\n", gt_clean(capture__path(c)),
 		       gt_fmt_bytes(capture__size(c), d1, sizeof(d1)), maj, min,
@@ -420,6 +425,8 @@ int cmd_info(int argc, char **argv)
 			printf("clock:    no GPU op could be matched to a launch call\n");
 		for (size_t i = 0; i < r->nwarnings; i++)
 			printf("warning:  %s\n", gt_clean(r->warnings[i]));
+		if (term__stdout_end(&tr))
+			goto cleanup;
 	}
 	for (size_t i = 0; i < capture__nwarnings(c); i++)
 		gt_warn("%s", capture__warning(c, i));

@@ -196,6 +196,25 @@ static void line_ascii(struct tbuf *b, const char *s, size_t len)
 	}
 }
 
+/*
+ * Where a wrapped line continues: under the value of a "key:   value" line
+ * (the text after a first word and two or more spaces), else 4 columns
+ * deeper than the line starts; never past half the width.
+ */
+static size_t hang(const char *s, size_t len, size_t indent, unsigned width)
+{
+	size_t i = indent, gap;
+
+	while (i < len && s[i] != ' ')
+		i++;
+	gap = i;
+	while (i < len && s[i] == ' ')
+		i++;
+	if (i - gap >= 2 && i < len && i <= width / 2 && !memchr(s, '\033', i))
+		return i;
+	return GT_MIN(indent + 4, (size_t)width / 2);
+}
+
 /* Writes one line (no '\n') wrapped to width columns. */
 static void line_wrap(FILE *f, const char *s, size_t len, unsigned width)
 {
@@ -206,7 +225,7 @@ static void line_wrap(FILE *f, const char *s, size_t len, unsigned width)
 		fwrite(s, 1, len, f);
 		return;
 	}
-	cont = GT_MIN(indent + 4, (size_t)width / 2);
+	cont = hang(s, len, indent, width);
 	while (pos < len) {
 		size_t i = pos, cols = 0, brk = 0, hard = 0;
 
@@ -272,6 +291,53 @@ int term__write(FILE *f, const char *text, size_t len, unsigned width, bool asci
 	}
 	free(b.p);
 	return ferror(f) ? -1 : 0;
+}
+
+int term__stdout_begin(struct term_redirect *t)
+{
+	t->tmp = NULL;
+	t->width = term__width(stdout);
+	t->ascii = !term__utf8();
+	if (!t->width && !t->ascii)
+		return 0;
+	fflush(stdout);
+	t->saved_fd = dup(STDOUT_FILENO);
+	if (t->saved_fd < 0)
+		return -1;
+	t->tmp = tmpfile();
+	if (!t->tmp || dup2(fileno(t->tmp), STDOUT_FILENO) < 0) {
+		if (t->tmp)
+			fclose(t->tmp);
+		t->tmp = NULL;
+		close(t->saved_fd);
+		return -1;
+	}
+	return 0;
+}
+
+int term__stdout_end(struct term_redirect *t)
+{
+	char *text = NULL;
+	long len;
+	int ret = -1;
+
+	if (!t->tmp)
+		return 0;
+	fflush(stdout);
+	dup2(t->saved_fd, STDOUT_FILENO);
+	close(t->saved_fd);
+	len = ftell(t->tmp);
+	if (len >= 0 && !fseek(t->tmp, 0, SEEK_SET)) {
+		text = gt_xmalloc((size_t)len + 1);
+		if (fread(text, 1, (size_t)len, t->tmp) == (size_t)len) {
+			text[len] = '\0';
+			ret = term__write(stdout, text, (size_t)len, t->width, t->ascii);
+		}
+	}
+	free(text);
+	fclose(t->tmp);
+	t->tmp = NULL;
+	return ret;
 }
 
 const char *term__fg(bool on, unsigned code, char *buf, size_t len)

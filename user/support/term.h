@@ -41,6 +41,21 @@ size_t term__columns(const char *s, size_t len);
  */
 int term__write(FILE *f, const char *text, size_t len, unsigned width, bool ascii);
 
+/*
+ * For a command that prints its text with printf: between begin and end,
+ * stdout goes to a temporary file that end writes through term__write to
+ * the real stdout, wrapped to its width and in ASCII as its locale needs
+ * (nothing is redirected when neither is needed).  Both return 0 or -1.
+ */
+struct term_redirect {
+	FILE *tmp; /* NULL: not redirected */
+	int saved_fd;
+	unsigned width;
+	bool ascii;
+};
+int term__stdout_begin(struct term_redirect *t);
+int term__stdout_end(struct term_redirect *t);
+
 /* "\033[38;5;Nm" when on, else "": a 256-colour foreground. */
 const char *term__fg(bool on, unsigned code, char *buf, size_t len);
 /* "\033[0m" when on, else "". */
