@@ -158,8 +158,12 @@ static int help(int argc, char **argv)
 			printf("%s\n", cmds[i].name);
 		return GT_EXIT_OK;
 	}
-	if (!strcmp(argv[1], "--options") && argc == 3)
-		return list_options(argv[2]);
+	if (!strcmp(argv[1], "--options")) {
+		if (argc == 3)
+			return list_options(argv[2]);
+		gt_err("give one command: gaptrace help --options COMMAND");
+		return GT_EXIT_USAGE;
+	}
 	if (argc > 2) {
 		gt_err("help takes one command: gaptrace help COMMAND");
 		return GT_EXIT_USAGE;

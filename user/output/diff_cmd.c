@@ -446,7 +446,7 @@ static void usage(FILE *f)
 		"                          gaptrace.diff/1, see docs/report-schema.md)\n"
 		"      --flame svg         instead, a differential flame graph: AFTER's gap-time\n"
 		"                          stacks, red where they grew, blue where they shrank\n"
-		"  -o, --output FILE       write to FILE instead of stdout\n"
+		"  -o, --output FILE       write to FILE instead of stdout ('-': stdout)\n"
 		"  -n, --top N             transitions and stacks listed (default 10)\n"
 		"  -a, --alpha P           p-value threshold (default 0.01)\n"
 		"  -e, --min-effect DUR    smallest mean change per gap that matters\n"

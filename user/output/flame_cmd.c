@@ -42,7 +42,7 @@ static void usage(FILE *f)
 		   "      --unit-id ID          only gaps inside work unit ID or at its edges\n"
 		   "      --device N            only gaps of GPU N\n"
 		   "      --gap N               only gap N (its index in 'gaptrace report')\n"
-		   "  -o, --output FILE         write to FILE instead of stdout\n"
+		   "  -o, --output FILE         write to FILE instead of stdout ('-': stdout)\n"
 		   "      --title TEXT          SVG title\n"
 		   "      --width PX            SVG width (default 1200)\n"
 		   "      --units SPEC          deprecated spelling of --unit\n");
