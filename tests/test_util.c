@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "output/json.h"
+#include "support/cli.h"
 #include "support/outfile.h"
 #include "support/util.h"
 

@@ -12,6 +12,7 @@
 #include "monitor/http.h"
 #include "monitor/monitor.h"
 #include "record/sysprobe.h"
+#include "support/cli.h"
 #include "support/util.h"
 
 #define MAX_RECORD_OPTS 32
@@ -111,30 +112,31 @@ static int set_target(struct monitor_opts *o, bool *have, enum match_kind k, con
 	return 0;
 }
 
+const struct option monitor_options[] = {
+    {"pid", required_argument, NULL, 'p'},
+    {"match", required_argument, NULL, OPT_MATCH},
+    {"cgroup", required_argument, NULL, OPT_CGROUP},
+    {"unit", required_argument, NULL, OPT_UNIT},
+    {"window", required_argument, NULL, 'w'},
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"textfile", required_argument, NULL, OPT_TEXTFILE},
+    {"dir", required_argument, NULL, OPT_DIR},
+    {"keep", required_argument, NULL, OPT_KEEP},
+    {"keep-size", required_argument, NULL, OPT_KEEP_SIZE},
+    {"snapshot-below", required_argument, NULL, OPT_SNAP_BELOW},
+    {"record-opt", required_argument, NULL, OPT_RECORD_OPT},
+    {"snapshot", no_argument, NULL, OPT_SNAPSHOT},
+    GT_LONGOPT_VERBOSE,
+    GT_LONGOPT_HELP,
+    {},
+};
+
 static int parse(int argc, char **argv, struct monitor_opts *o, char **ropts)
 {
-	static const struct option longopts[] = {
-	    {"pid", required_argument, NULL, 'p'},
-	    {"match", required_argument, NULL, OPT_MATCH},
-	    {"cgroup", required_argument, NULL, OPT_CGROUP},
-	    {"unit", required_argument, NULL, OPT_UNIT},
-	    {"window", required_argument, NULL, 'w'},
-	    {"listen", required_argument, NULL, OPT_LISTEN},
-	    {"textfile", required_argument, NULL, OPT_TEXTFILE},
-	    {"dir", required_argument, NULL, OPT_DIR},
-	    {"keep", required_argument, NULL, OPT_KEEP},
-	    {"keep-size", required_argument, NULL, OPT_KEEP_SIZE},
-	    {"snapshot-below", required_argument, NULL, OPT_SNAP_BELOW},
-	    {"record-opt", required_argument, NULL, OPT_RECORD_OPT},
-	    {"snapshot", no_argument, NULL, OPT_SNAPSHOT},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {},
-	};
 	bool have = false;
 	uint64_t num;
 	char *end;
-	int c;
+	int c, ret;
 
 	o->window_ns = 10 * NSEC_PER_SEC;
 	o->dir = "/var/lib/gaptrace/monitor";
@@ -142,7 +144,7 @@ static int parse(int argc, char **argv, struct monitor_opts *o, char **ropts)
 	o->keep_bytes = 1024ULL << 20;
 	o->snapshot_below = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:w:vh", longopts, NULL)) != -1) {
+	while ((c = gt_getopt(argc, argv, monitor_options, false)) != -1) {
 		switch (c) {
 		case 'p':
 			if (set_target(o, &have, MATCH_PID, optarg, false))
@@ -158,11 +160,9 @@ static int parse(int argc, char **argv, struct monitor_opts *o, char **ropts)
 				return -1;
 			break;
 		case 'w':
-			if (gt_parse_duration(optarg, &o->window_ns) ||
-			    o->window_ns < NSEC_PER_SEC) {
-				gt_err("bad --window '%s': use e.g. 10s, 1m (at least 1s)", optarg);
+			if (gt_opt_duration("--window", optarg, NSEC_PER_SEC,
+					    24 * 3600 * NSEC_PER_SEC, &o->window_ns))
 				return -1;
-			}
 			break;
 		case OPT_LISTEN:
 			if (http__check_addr(optarg)) {
@@ -180,11 +180,10 @@ static int parse(int argc, char **argv, struct monitor_opts *o, char **ropts)
 			o->dir = optarg;
 			break;
 		case OPT_KEEP:
-			if (gt_parse_duration(optarg, &o->keep_ns)) {
-				gt_err("bad --keep '%s': use e.g. 10m, 1h (0: no age bound)",
-				       optarg);
+			/* 0: no age bound */
+			if (gt_opt_duration("--keep", optarg, 0, 365 * 24 * 3600 * NSEC_PER_SEC,
+					    &o->keep_ns))
 				return -1;
-			}
 			break;
 		case OPT_KEEP_SIZE:
 			if (gt_parse_uint(optarg, 0, 1 << 24, &num)) {
@@ -215,15 +214,12 @@ static int parse(int argc, char **argv, struct monitor_opts *o, char **ropts)
 		case OPT_SNAPSHOT:
 			o->ask_snapshot = true;
 			break;
-		case 'v':
-			gt_verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(GT_EXIT_OK);
 		default:
-			usage(stderr);
-			return -1;
+			ret = gt_opt_common(c, "monitor", usage);
+			if (ret == GT_EXIT_OK)
+				exit(GT_EXIT_OK);
+			if (ret != GT_OPT_NEXT)
+				return -1;
 		}
 	}
 	if (optind < argc) {

@@ -421,48 +421,45 @@ static void diff_json(FILE *f, const struct an_result *b, const struct an_result
 
 static void usage(FILE *f)
 {
-	fprintf(
-	    f,
-	    "Usage: gaptrace diff BEFORE AFTER [options]\n"
-	    "\n"
-	    "Compares two captures of the same program, taken before and after a change,\n"
-	    "and says whether the GPU's idle gaps shrank, in which category, and whether\n"
-	    "that is more than run-to-run noise.\n"
-	    "\n"
-	    "Each gap is one observation of its category times (a unit-to-unit transition\n"
-	    "without any gap counts as a gap of 0, so a removed gap is not a lost data\n"
-	    "point).  Per category it prints the median, p90 and p99 per gap, the change of\n"
-	    "the mean with a 99%% bootstrap interval, and a two-sided Mann-Whitney U p-value\n"
-	    "(exact for up to %d observations), Holm-adjusted for the number of categories\n"
-	    "tested.  A change is SIGNIFICANT only when that p < alpha, the interval\n"
-	    "excludes 0 and the change is at least --min-effect and 10%% of the before\n"
-	    "mean: a one-off fluctuation is not a win.  Inter-unit gaps are also\n"
-	    "paired by unit id (Wilcoxon signed-rank), and the stacks whose attributed gap\n"
-	    "time moved most are listed.  Record the same workload (same units, at least\n"
-	    "8 of them: with fewer gaps no change can reach p < 0.01 after the adjustment)\n"
-	    "twice for the comparison to mean something.\n"
-	    "\n"
-	    "Options:\n"
-	    "  -f, --format text|json  output format (default text; json follows schema\n"
-	    "                          gaptrace.diff/1, see docs/report-schema.md)\n"
-	    "      --flame svg         instead, a differential flame graph: AFTER's gap-time\n"
-	    "                          stacks, red where they grew, blue where they shrank\n"
-	    "  -o, --output FILE       write to FILE instead of stdout\n"
-	    "  -n, --top N             transitions and stacks listed (default 10)\n"
-	    "  -a, --alpha P           p-value threshold (default 0.01)\n"
-	    "  -e, --min-effect DUR    smallest mean change per gap that matters\n"
-	    "                          (default 500us)\n"
-	    "  -m, --min-gap DUR       shortest idle time that is a gap (default 1ms)\n"
-	    "  -u, --unit SPEC         work units for both captures (see report --help)\n"
-	    "      --depth N           critical-path hops to follow (default 4)\n"
-	    "  -h, --help              this help\n"
-	    "\n"
-	    "Example:\n"
-	    "  gaptrace diff before.gtcap after.gtcap\n"
-	    "  gaptrace diff before.gtcap after.gtcap --flame svg -o change.svg\n"
-	    "\n"
-	    "Exit codes: 0 ok (whatever the verdict), 1 a capture cannot be read, 2 bad usage.\n",
-	    ST_EXACT_MAX);
+	fprintf(f,
+		"Usage: gaptrace diff BEFORE AFTER [options]\n"
+		"\n"
+		"Compares two captures of the same program, taken before and after a change,\n"
+		"and says whether the GPU's idle gaps shrank, in which category, and whether\n"
+		"that is more than run-to-run noise.\n"
+		"\n"
+		"Each gap is one observation of its category times (a unit-to-unit transition\n"
+		"without any gap counts as a gap of 0, so a removed gap is not a lost data\n"
+		"point).  Per category it prints the median, p90 and p99 per gap, the change of\n"
+		"the mean with a 99%% bootstrap interval, and a two-sided Mann-Whitney U p-value\n"
+		"(exact for up to %d observations), Holm-adjusted for the number of categories\n"
+		"tested.  A change is SIGNIFICANT only when that p < alpha, the interval\n"
+		"excludes 0 and the change is at least --min-effect and 10%% of the before\n"
+		"mean: a one-off fluctuation is not a win.  Inter-unit gaps are also\n"
+		"paired by unit id (Wilcoxon signed-rank), and the stacks whose attributed gap\n"
+		"time moved most are listed.  Record the same workload (same units, at least\n"
+		"8 of them: with fewer gaps no change can reach p < 0.01 after the adjustment)\n"
+		"twice for the comparison to mean something.\n"
+		"\n"
+		"Options:\n"
+		"  -f, --format text|json  output format (default text; json follows schema\n"
+		"                          gaptrace.diff/1, see docs/report-schema.md)\n"
+		"      --flame svg         instead, a differential flame graph: AFTER's gap-time\n"
+		"                          stacks, red where they grew, blue where they shrank\n"
+		"  -o, --output FILE       write to FILE instead of stdout ('-': stdout)\n"
+		"  -n, --top N             transitions and stacks listed (default 10)\n"
+		"  -a, --alpha P           p-value threshold (default 0.01)\n"
+		"  -e, --min-effect DUR    smallest mean change per gap that matters\n"
+		"                          (default 500us)\n",
+		ST_EXACT_MAX);
+	cmdopts__help(f, 26);
+	fprintf(f, "\n"
+		   "Example:\n"
+		   "  gaptrace diff before.gtcap after.gtcap\n"
+		   "  gaptrace diff before.gtcap after.gtcap --flame svg -o change.svg\n"
+		   "\n"
+		   "Exit codes: 0 ok (whatever the verdict), 1 a capture cannot be read,\n"
+		   "2 bad usage.\n");
 }
 
 /*
@@ -514,17 +511,19 @@ static int diff_write(struct cmd_job *job, FILE *out)
 	return 0;
 }
 
+enum { OPT_FLAME = GT_OPT_LONG };
+const struct option diff_options[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"flame", required_argument, NULL, OPT_FLAME},
+    {"top", required_argument, NULL, 'n'},
+    {"alpha", required_argument, NULL, 'a'},
+    {"min-effect", required_argument, NULL, 'e'},
+    CMDOPTS_LONGOPTS,
+    {},
+};
+
 int cmd_diff(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"format", required_argument, NULL, 'f'},
-	    {"flame", required_argument, NULL, 'F'},
-	    {"top", required_argument, NULL, 'n'},
-	    {"alpha", required_argument, NULL, 'a'},
-	    {"min-effect", required_argument, NULL, 'e'},
-	    CMDOPTS_LONGOPTS, /* --depth long only, as in report */
-	    {},
-	};
 	static const char *const formats[] = {"text", "json", NULL};
 	static const char *const flames[] = {"svg", NULL};
 	struct diff_opts o = {.format = "text", .top = 10};
@@ -538,9 +537,9 @@ int cmd_diff(int argc, char **argv)
 	o.an.pieces = true;
 	df_rule__defaults(&o.rule);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:n:a:e:m:u:vh", longopts, NULL)) != -1) {
+	while ((c = gt_getopt(argc, argv, diff_options, false)) != -1) {
 		switch (c) {
-		case 'F':
+		case OPT_FLAME:
 			if (gt_opt_choice("--flame", optarg, flames) < 0)
 				return GT_EXIT_USAGE;
 			o.flame = optarg;
@@ -558,10 +557,9 @@ int cmd_diff(int argc, char **argv)
 			}
 			break;
 		case 'e':
-			if (gt_parse_duration(optarg, &o.rule.min_effect_ns)) {
-				gt_err("bad --min-effect '%s': use e.g. 500us, 2ms", optarg);
+			if (gt_opt_duration("--min-effect", optarg, 0, 3600 * NSEC_PER_SEC,
+					    &o.rule.min_effect_ns))
 				return GT_EXIT_USAGE;
-			}
 			break;
 		default:
 			ret = cmdopts__option(c, "diff", usage, &job, &o.an);
@@ -575,5 +573,6 @@ int cmd_diff(int argc, char **argv)
 	}
 	job.paths[0] = argv[optind];
 	job.paths[1] = argv[optind + 1];
+	job.text = !o.flame && !strcmp(o.format, "text");
 	return cmdopts__run(&job);
 }

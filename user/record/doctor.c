@@ -21,6 +21,7 @@
 #include "cmds.h"
 #include "gaptrace.skel.h"
 #include "record/sysprobe.h"
+#include "support/cli.h"
 #include "support/util.h"
 #include "symbols/dwmod.h"
 #include "symbols/live.h"
@@ -194,25 +195,35 @@ static void check_debug_symbols(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: gaptrace doctor [-v]\n\n"
+	fprintf(f, "Usage: gaptrace doctor [options]\n\n"
 		   "Checks whether this host can run 'gaptrace record' and says how to fix\n"
-		   "what is missing.  Exit code 0 when recording will work, 1 otherwise.\n");
+		   "what is missing.\n\n"
+		   "Options:\n");
+	gt_help_opt(f, 19, GT_HELP_VERBOSE);
+	gt_help_opt(f, 19, GT_HELP_HELP);
+	fprintf(f, "\nExit codes: 0 when recording will work, 1 otherwise, 2 bad usage.\n");
 }
+
+const struct option doctor_options[] = {
+    GT_LONGOPT_VERBOSE,
+    GT_LONGOPT_HELP,
+    {},
+};
 
 int cmd_doctor(int argc, char **argv)
 {
 	char msg[256], err[256];
 	struct utsname u;
 	bool priv, tracefs;
+	int c, k;
 
-	for (; argc > 1 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--verbose"));
-	     argc--, argv++)
-		gt_verbose++;
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		usage(stdout);
-		return GT_EXIT_OK;
+	optind = 1;
+	while ((c = gt_getopt(argc, argv, doctor_options, false)) != -1) {
+		k = gt_opt_common(c, "doctor", usage);
+		if (k != GT_OPT_NEXT)
+			return k;
 	}
-	if (argc > 1) {
+	if (optind < argc) {
 		gt_err("doctor takes no arguments; see 'gaptrace doctor --help'");
 		return GT_EXIT_USAGE;
 	}

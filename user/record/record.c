@@ -31,6 +31,7 @@
 #include "record/fpless.h"
 #include "record/unwind.h"
 #include "support/procfs.h"
+#include "support/term.h"
 #include "support/util.h"
 #include "symbols/syms.h"
 

@@ -22,6 +22,7 @@
 #include "record/record_priv.h"
 #include "record/unwind.h"
 #include "support/procfs.h"
+#include "support/term.h"
 #include "support/util.h"
 
 void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, char **argv)
@@ -219,6 +220,7 @@ void record__progress_line(struct recorder *r, uint64_t now, bool final)
 	double dt = (now - r->last_progress_ns) / 1e9;
 	double rate = dt > 0 ? (r->sink.events - r->events_at_progress) / dt : 0;
 	uint64_t lost = r->stats[GT_STAT_RB_LOST];
+	bool red = lost && term__color(stderr);
 
 	if (rate >= 1e6)
 		snprintf(ev, sizeof(ev), "%.1fM", rate / 1e6);
@@ -227,8 +229,8 @@ void record__progress_line(struct recorder *r, uint64_t now, bool final)
 	else
 		snprintf(ev, sizeof(ev), "%.0f", rate);
 	fprintf(stderr, "\r\033[K[gaptrace] pid %d  %.1f s  %s ev/s  lost %s%llu%s  gaps %llu  %s",
-		r->pid, secs, ev, lost ? "\033[1;31m" : "", (unsigned long long)lost,
-		lost ? "\033[0m" : "", (unsigned long long)r->sink.gaps,
+		r->pid, secs, ev, red ? "\033[1;31m" : "", (unsigned long long)lost,
+		red ? "\033[0m" : "", (unsigned long long)r->sink.gaps,
 		gt_fmt_bytes(capture_writer__bytes(r->w), size, sizeof(size)));
 	if (final)
 		fputc('\n', stderr);
