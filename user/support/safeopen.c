@@ -256,8 +256,7 @@ int safeopen_as_creds(pid_t pid, const struct safeopen_creds *c, const char *pat
 	return ret;
 }
 
-int safeopen_as_target(pid_t pid, const char *path, bool in_root, bool nofollow,
-		       struct stat *st)
+int safeopen_as_target(pid_t pid, const char *path, bool in_root, bool nofollow, struct stat *st)
 {
 	struct safeopen_creds c;
 	int err = safeopen_creds_read(pid, &c);
@@ -301,8 +300,8 @@ bool safeopen_path_unescape(const char *maps_path, char *out, size_t len)
 	return true;
 }
 
-int safeopen_mapped(pid_t pid, uint64_t start, uint64_t end, const char *maps_path,
-		    uint64_t inode, struct stat *st)
+int safeopen_mapped(pid_t pid, uint64_t start, uint64_t end, const char *maps_path, uint64_t inode,
+		    struct stat *st)
 {
 	struct stat tmp;
 	int fd;
@@ -323,6 +322,15 @@ int safeopen_mapped(pid_t pid, uint64_t start, uint64_t end, const char *maps_pa
 	return fd;
 }
 
+/* The maps text is the name, or the name with " (deleted)" (libdwfl's reports cut it). */
+static bool names_mapping(const char *text, const char *name)
+{
+	size_t len = strlen(name);
+
+	return !strncmp(text, name, len) &&
+	       (!text[len] || (procfs_path_is_deleted(text) && !strcmp(text + len, " (deleted)")));
+}
+
 int safeopen_mapped_name(pid_t pid, const char *maps_path, struct stat *st)
 {
 	struct procfs_maps it;
@@ -333,7 +341,7 @@ int safeopen_mapped_name(pid_t pid, const char *maps_path, struct stat *st)
 		return -EINVAL;
 	if (!procfs_maps_open(&it, pid, 0)) {
 		while (procfs_maps_next(&it, &m)) {
-			if (m.inode && !strcmp(m.path, maps_path)) {
+			if (m.inode && names_mapping(m.path, maps_path)) {
 				found = true;
 				break;
 			}

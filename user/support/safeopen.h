@@ -55,8 +55,7 @@ int safeopen_map_files(pid_t pid, uint64_t start, uint64_t end, struct stat *st)
  * refuses a symlink as the last component.  Magic links (/proc/N/fd/...)
  * are never followed.
  */
-int safeopen_as_target(pid_t pid, const char *path, bool in_root, bool nofollow,
-		       struct stat *st);
+int safeopen_as_target(pid_t pid, const char *path, bool in_root, bool nofollow, struct stat *st);
 
 /* The same with credentials already read (a lookup of several candidates). */
 int safeopen_as_creds(pid_t pid, const struct safeopen_creds *c, const char *path, bool in_root,
@@ -68,13 +67,13 @@ int safeopen_as_creds(pid_t pid, const struct safeopen_creds *c, const char *pat
  * text is a plain path (safeopen_path_plain), by name inside pid's root with
  * pid's credentials, checked to be that inode.
  */
-int safeopen_mapped(pid_t pid, uint64_t start, uint64_t end, const char *maps_path,
-		    uint64_t inode, struct stat *st);
+int safeopen_mapped(pid_t pid, uint64_t start, uint64_t end, const char *maps_path, uint64_t inode,
+		    struct stat *st);
 
 /*
  * The object pid maps under the maps text maps_path (the first mapping
- * showing exactly it), as safeopen_mapped; a text pid does not map is opened
- * by name with pid's credentials when plain.
+ * showing it, or it with " (deleted)"), as safeopen_mapped; a text pid does
+ * not map is opened by name with pid's credentials when plain.
  */
 int safeopen_mapped_name(pid_t pid, const char *maps_path, struct stat *st);
 

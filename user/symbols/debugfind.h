@@ -37,7 +37,7 @@ struct debugfind_req {
 	size_t build_id_len; /* 0: none */
 	/* .gnu_debuglink name; NULL: none, then "<object>.debug" if tied by build id */
 	const char *link;
-	uint32_t crc;	     /* .gnu_debuglink CRC32 */
+	uint32_t crc; /* .gnu_debuglink CRC32 */
 	/*
 	 * dwfl's debuginfo_path syntax: ':'-separated; "" the object's
 	 * directory, a relative entry a folder in it, an absolute one a tree
