@@ -19,8 +19,10 @@ deleted:  the program deletes its executable and its library and makes FIFOs
           named "<path> (deleted)"
 newline:  the library's name holds a newline (maps shows \\012); a FIFO is
           named with the literal text
+CASE+dwarf: the same with --stacks dwarf --dwarf-samples (the unwinder opens
+          the objects too): a CFI-unwound stack must reach gt_hold_work;main
 
-Usage: hostile_open_check.py GAPTRACE WORK_DIR [fifo|zero|secret|deleted|newline ...]
+Usage: hostile_open_check.py GAPTRACE WORK_DIR [fifo|zero|secret|deleted|newline[+dwarf] ...]
 """
 import os
 import pwd
@@ -169,9 +171,9 @@ class Setup:
         os.lchown(path, self.uid, self.gid)
 
 
-def prepare(s, case):
+def prepare(s, case, folder):
     """Files of one case; returns the target's argv."""
-    d = s.folder(case)
+    d = s.folder(folder)
     exe = os.path.join(d, "hold")
     shutil.copy(s.hold, exe)
     s.give(exe)
@@ -215,8 +217,10 @@ def prepare(s, case):
     return argv
 
 
-def run_case(gt, s, case):
-    argv = prepare(s, case)
+def run_case(gt, s, name):
+    case, _, mode = name.partition("+")
+    extra = ["--stacks", "dwarf", "--dwarf-samples"] if mode == "dwarf" else []
+    argv = prepare(s, case, name.replace("+", "-"))
     target = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
                                "--"] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               cwd="/")
@@ -224,12 +228,12 @@ def run_case(gt, s, case):
         line = target.stdout.readline()
         if line != b"ready\n":
             return False, f"target did not start: {target.stderr.read().decode()[:300]}"
-        cap = os.path.join(s.base, f"{case}.gtcap")
-        log = os.path.join(s.base, f"{case}.log")
+        cap = os.path.join(s.base, f"{name}.gtcap")
+        log = os.path.join(s.base, f"{name}.log")
         t0 = time.monotonic()
         rec = subprocess.Popen(["timeout", "-k", "5", str(HARD), gt, "record", "--no-progress",
                                 "--gpu", "none", "-p", str(target.pid), "-d",
-                                f"{DURATION:g}s", "-o", cap],
+                                f"{DURATION:g}s", "-o", cap] + extra,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         started = []
         lines = []
@@ -272,9 +276,14 @@ def run_case(gt, s, case):
     named = WORK_FN in dump
     if case in ("fifo", "secret") and not named:
         problems.append(f"{WORK_FN} never named: the control failed")
+    unwound = sum(1 for w in dump.split() if w.startswith("ustack_dwarf=")
+                  and f"{WORK_FN};main" in w)
+    if mode == "dwarf" and not unwound:
+        problems.append(f"no CFI-unwound stack reached {WORK_FN};main")
     msg = (f"ended {late:.1f} s after -d ({total:.1f} s in all), capture "
            f"{'complete' if complete else 'incomplete'}, {dump.count(SECRET)} secret symbols, "
-           f"{WORK_FN} {'named' if named else 'not named'}")
+           f"{WORK_FN} {'named' if named else 'not named'}"
+           + (f", {unwound} unwound stacks through it" if mode == "dwarf" else ""))
     return not problems, msg if not problems else "; ".join(problems) + f" ({msg})"
 
 
@@ -283,7 +292,8 @@ def main():
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     gt, work = os.path.abspath(sys.argv[1]), sys.argv[2]
-    cases = sys.argv[3:] or ["fifo", "zero", "secret", "deleted", "newline"]
+    cases = sys.argv[3:] or ["fifo", "zero", "secret", "deleted", "newline", "deleted+dwarf",
+                             "newline+dwarf"]
     if os.geteuid() != 0:
         print("SKIP hostile open: needs root")
         return 0

@@ -45,30 +45,36 @@ bool debugfind__link_ok(const char *link)
 
 int debugfind__crc(int fd, uint32_t *crc)
 {
-	static uint8_t buf[1 << 16];
+	const size_t cap = 1 << 16;
 	uLong c = crc32(0L, Z_NULL, 0);
 	uint64_t off = 0;
 	struct stat st;
+	uint8_t *buf;
 	int err = safeopen_check_fd(fd, &st);
 
 	if (err)
 		return err;
 	if ((uint64_t)st.st_size > DEBUGFIND_MAX_CRC_SIZE)
 		return -EFBIG;
+	buf = gt_xmalloc(cap);
 	/* Up to the size fstat gave: a file that grows meanwhile is not read forever. */
-	while (off < (uint64_t)st.st_size) {
-		size_t want = (size_t)GT_MIN((uint64_t)sizeof(buf), (uint64_t)st.st_size - off);
+	while (!err && off < (uint64_t)st.st_size) {
+		size_t want = (size_t)GT_MIN((uint64_t)cap, (uint64_t)st.st_size - off);
 		ssize_t n = pread(fd, buf, want, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return n ? -errno : -EIO;
+		if (n <= 0) {
+			err = n ? -errno : -EIO;
+			break;
+		}
 		c = crc32(c, buf, (uInt)n);
 		off += (uint64_t)n;
 	}
-	*crc = (uint32_t)c;
-	return 0;
+	free(buf);
+	if (!err)
+		*crc = (uint32_t)c;
+	return err;
 }
 
 /* Whether the file open at fd is r's debug file: same build id, else the link's CRC. */

@@ -2,8 +2,8 @@
 /*
  * dwmod.h: one ELF object seen through elfutils' libdwfl (dwmod.c): its
  * function symbols from the best source dwfl finds (the file's .symtab, its
- * separate debug file by build id or .gnu_debuglink, MiniDebugInfo, debuginfod
- * when DEBUGINFOD_URLS is set, else .dynsym) and the inline chain of an
+ * separate debug file by build id or .gnu_debuglink as debugfind.h finds it,
+ * MiniDebugInfo, else .dynsym) and the inline chain of an
  * address from DWARF.  Addresses are the object's own (ELF p_vaddr), so one
  * dwmod serves every process that maps the file.
  */
