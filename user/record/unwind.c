@@ -586,13 +586,14 @@ void fp_audit__object(struct fp_audit *a, uint32_t pid, const char *path, bool m
 	o->main = main;
 	/*
 	 * Checked now, while the process (and its mount namespace) is there,
-	 * through the mapping or the kernel's link to the executable: a
-	 * deleted program's old name may be a FIFO the target made since.
+	 * through its mapping (a deleted program's old name may be a FIFO the
+	 * target made since); a command not yet exec'd by its name, with its
+	 * rights; a running program whose name maps cannot show (a newline in
+	 * it) through the kernel's link to its executable.
 	 */
-	if (main && procfs_path(exe, sizeof(exe), (pid_t)pid, 0, "exe"))
+	fd = safeopen_mapped_name((pid_t)pid, path, NULL);
+	if (fd < 0 && main && procfs_path(exe, sizeof(exe), (pid_t)pid, 0, "exe"))
 		fd = safeopen_trusted(exe, NULL);
-	else
-		fd = safeopen_mapped_name((pid_t)pid, path, NULL);
 	o->fp = unwind_elf_frame_pointers_fd(fd, &o->checked, &o->with_fp);
 	gt_dbg("frame pointers in %s: %u of %u functions set up %%rbp", gt_clean(path), o->with_fp,
 	       o->checked);
