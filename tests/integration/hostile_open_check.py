@@ -14,7 +14,8 @@ fifo:     a stripped object (no build id) with a FIFO named <object>.debug
 zero:     a .gnu_debuglink whose file is a symlink to /dev/zero
 secret:   <object>.debug is a symlink to a root-only ELF (0600 in a 0700
           directory) naming the object's function gt_secret_symbol_4242; a
-          second object's .gnu_debuglink is ../../../../etc/shadow
+          second object's .gnu_debuglink is ../../../../etc/shadow; the
+          recorder runs under strace: no open of either may return an fd
 deleted:  the program deletes its executable and its library and makes FIFOs
           named "<path> (deleted)"
 newline:  the library's name holds a newline (maps shows \\012); a FIFO is
@@ -217,6 +218,19 @@ def prepare(s, case, folder):
     return argv
 
 
+def root_opens(slog):
+    """Names of the root-only debug file and /etc/shadow that an open returned an fd for."""
+    found = set()
+    with open(slog, errors="replace") as f:
+        for ln in f:
+            if "= -1" in ln or " = " not in ln:
+                continue
+            for what in ("etc/shadow", "libsecret.so.debug", "real.debug"):
+                if what in ln:
+                    found.add(what)
+    return found
+
+
 def run_case(gt, s, name):
     case, _, mode = name.partition("+")
     extra = ["--stacks", "dwarf", "--dwarf-samples"] if mode == "dwarf" else []
@@ -231,7 +245,12 @@ def run_case(gt, s, name):
         cap = os.path.join(s.base, f"{name}.gtcap")
         log = os.path.join(s.base, f"{name}.log")
         t0 = time.monotonic()
-        rec = subprocess.Popen(["timeout", "-k", "5", str(HARD), gt, "record", "--no-progress",
+        # secret: every open the recorder makes is traced (strace, when installed).
+        slog = os.path.join(s.base, f"{name}.strace") if case == "secret" else None
+        trace = (["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=open,openat,openat2",
+                  "-o", slog] if slog and shutil.which("strace") else [])
+        rec = subprocess.Popen(["timeout", "-k", "5", str(HARD)] + trace +
+                               [gt, "record", "--no-progress",
                                 "--gpu", "none", "-p", str(target.pid), "-d",
                                 f"{DURATION:g}s", "-o", cap] + extra,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -276,6 +295,12 @@ def run_case(gt, s, name):
     named = WORK_FN in dump
     if case in ("fifo", "secret") and not named:
         problems.append(f"{WORK_FN} never named: the control failed")
+    if slog:
+        opened = root_opens(slog) if os.path.exists(slog) else None
+        if opened is None:
+            problems.append("strace missing or its log: opens not checked (install strace)")
+        elif opened:
+            problems.append("opened as root: " + ", ".join(sorted(opened)))
     unwound = sum(1 for w in dump.split() if w.startswith("ustack_dwarf=")
                   and f"{WORK_FN};main" in w)
     if mode == "dwarf" and not unwound:
