@@ -13,9 +13,13 @@ symbolized at all).  Prints one PASS or FAIL line per case.
 fifo:     a stripped object (no build id) with a FIFO named <object>.debug
 zero:     a .gnu_debuglink whose file is a symlink to /dev/zero
 secret:   <object>.debug is a symlink to a root-only ELF (0600 in a 0700
-          directory) naming the object's function gt_secret_symbol_4242; a
+          directory) naming the object's function gt_secret_symbol_4242 (for
+          one object without a build id, for another with the same build id
+          as the root-only file, so only the target's rights keep it out); a
           second object's .gnu_debuglink is ../../../../etc/shadow; the
           recorder runs under strace: no open of either may return an fd
+tied:     a control: debug files the target may read, tied by build id and by
+          .gnu_debuglink CRC, beside the objects: their names must be used
 deleted:  the program deletes its executable and its library and makes FIFOs
           named "<path> (deleted)"
 newline:  the library's name holds a newline (maps shows \\012); a FIFO is
@@ -23,7 +27,7 @@ newline:  the library's name holds a newline (maps shows \\012); a FIFO is
 CASE+dwarf: the same with --stacks dwarf --dwarf-samples (the unwinder opens
           the objects too): a CFI-unwound stack must reach gt_hold_work;main
 
-Usage: hostile_open_check.py GAPTRACE WORK_DIR [fifo|zero|secret|deleted|newline[+dwarf] ...]
+Usage: hostile_open_check.py GAPTRACE WORK_DIR [fifo|zero|secret|tied|deleted|newline[+dwarf] ...]
 """
 import os
 import pwd
@@ -39,6 +43,7 @@ DURATION = 2.0  # -d of every recording, seconds
 SLACK = 5.0  # the recording must end within this long after -d
 HARD = 25  # seconds before `timeout` stops a hung recorder (then SIGKILL 5 s later)
 SECRET = "gt_secret_symbol_4242"
+TIED_ID, TIED_CRC = "gt_tied_by_build_id", "gt_tied_by_crc"
 WORK_FN = "gt_hold_work"
 
 HOLD_C = r"""
@@ -160,6 +165,17 @@ class Setup:
         self.secret = os.path.join(self.secret_dir, "real.debug")
         sh("objcopy", f"--redefine-sym={WORK_FN}={SECRET}", self.lib, self.secret)
         os.chmod(self.secret, 0o600)
+        # The same with a build id, which the root-only copy shares: only the
+        # target's rights keep it out.
+        lib_bid = os.path.join(self.build, "lib-bid.so")
+        sh("gcc", "-O1", "-fno-omit-frame-pointer", "-fPIC", "-shared", "-Wl,--build-id=sha1",
+           "-o", lib_bid, os.path.join(self.build, "lib.c"))
+        self.stripped_bid = os.path.join(self.build, "lib-bid-stripped.so")
+        sh("strip", "--strip-all", "-o", self.stripped_bid, lib_bid)
+        self.lib_bid = lib_bid
+        self.secret_bid = os.path.join(self.secret_dir, "real-bid.debug")
+        sh("objcopy", f"--redefine-sym={WORK_FN}={SECRET}", lib_bid, self.secret_bid)
+        os.chmod(self.secret_bid, 0o600)
 
     def folder(self, case):
         d = os.path.join(self.base, case)
@@ -201,11 +217,23 @@ def prepare(s, case, folder):
     elif case == "secret":
         argv.append(lib("libsecret.so"))
         os.symlink(s.secret, os.path.join(d, "libsecret.so.debug"))
+        argv.append(lib("libsecretid.so", s.stripped_bid))
+        os.symlink(s.secret_bid, os.path.join(d, "libsecretid.so.debug"))
         p = lib("libshadow.so")
         blob = os.path.join(s.build, "shadow.link")
         with open(blob, "wb") as f:
             f.write(debuglink_section("../../../../etc/shadow", zlib.crc32(b"")))
         sh("objcopy", f"--add-section=.gnu_debuglink={blob}", p)
+        argv.append(p)
+    elif case == "tied":
+        # Debug files the target may read, tied by build id and by CRC: used.
+        argv.append(lib("libtiedid.so", s.stripped_bid))
+        sh("objcopy", f"--redefine-sym={WORK_FN}={TIED_ID}", s.lib_bid,
+           os.path.join(d, "libtiedid.so.debug"))
+        p = lib("libtiedcrc.so")
+        dbg = os.path.join(d, "libtiedcrc.debug")
+        sh("objcopy", f"--redefine-sym={WORK_FN}={TIED_CRC}", s.lib, dbg)
+        sh("objcopy", f"--add-gnu-debuglink={dbg}", p)
         argv.append(p)
     elif case == "deleted":
         p = lib("libdel.so")
@@ -225,7 +253,8 @@ def root_opens(slog):
         for ln in f:
             if "= -1" in ln or " = " not in ln:
                 continue
-            for what in ("etc/shadow", "libsecret.so.debug", "real.debug"):
+            for what in ("etc/shadow", "libsecret.so.debug", "libsecretid.so.debug",
+                         "real.debug", "real-bid.debug"):
                 if what in ln:
                     found.add(what)
     return found
@@ -301,6 +330,9 @@ def run_case(gt, s, name):
             problems.append("strace missing or its log: opens not checked (install strace)")
         elif opened:
             problems.append("opened as root: " + ", ".join(sorted(opened)))
+    for want in (TIED_ID, TIED_CRC) if case == "tied" else ():
+        if want not in dump:
+            problems.append(f"{want} (from a debug file the target may read) never named")
     unwound = sum(1 for w in dump.split() if w.startswith("ustack_dwarf=")
                   and f"{WORK_FN};main" in w)
     if mode == "dwarf" and not unwound:
@@ -308,7 +340,9 @@ def run_case(gt, s, name):
     msg = (f"ended {late:.1f} s after -d ({total:.1f} s in all), capture "
            f"{'complete' if complete else 'incomplete'}, {dump.count(SECRET)} secret symbols, "
            f"{WORK_FN} {'named' if named else 'not named'}"
-           + (f", {unwound} unwound stacks through it" if mode == "dwarf" else ""))
+           + (f", {unwound} unwound stacks through it" if mode == "dwarf" else "")
+           + (f", {TIED_ID} {dump.count(TIED_ID)}x and {TIED_CRC} {dump.count(TIED_CRC)}x"
+              if case == "tied" else ""))
     return not problems, msg if not problems else "; ".join(problems) + f" ({msg})"
 
 
@@ -317,8 +351,8 @@ def main():
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     gt, work = os.path.abspath(sys.argv[1]), sys.argv[2]
-    cases = sys.argv[3:] or ["fifo", "zero", "secret", "deleted", "newline", "deleted+dwarf",
-                             "newline+dwarf"]
+    cases = sys.argv[3:] or ["fifo", "zero", "secret", "tied", "deleted", "newline",
+                             "deleted+dwarf", "newline+dwarf"]
     if os.geteuid() != 0:
         print("SKIP hostile open: needs root")
         return 0
