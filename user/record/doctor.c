@@ -22,6 +22,7 @@
 #include "gaptrace.skel.h"
 #include "record/sysprobe.h"
 #include "support/cli.h"
+#include "support/safeopen.h"
 #include "support/util.h"
 #include "symbols/dwmod.h"
 #include "symbols/live.h"
@@ -164,7 +165,9 @@ static void check_debug_symbols(void)
 		if (!l.path[i][0])
 			continue;
 		base = strrchr(l.path[i], '/') + 1;
-		d = dwmod__open(l.path[i], open(l.path[i], O_RDONLY | O_CLOEXEC), dpath);
+		/* This process's own mapping: safeopen finds it by its maps text. */
+		d = dwmod__open(getpid(), l.path[i],
+				safeopen_mapped_name(getpid(), l.path[i], NULL), dpath);
 		if (!d)
 			continue;
 		sym = dwmod__has_symtab(d);

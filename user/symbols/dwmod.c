@@ -14,8 +14,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "support/safeopen.h"
 #include "support/u64map.h"
 #include "support/util.h"
+#include "symbols/debugfind.h"
 #include "symbols/dwmod.h"
 #include "symbols/syms_priv.h"
 
@@ -23,6 +25,10 @@ struct dwmod {
 	Dwfl_Callbacks cbs; /* dwfl keeps a pointer to them */
 	char *path;	    /* debuginfo_path, NULL: dwfl's default */
 	bool no_debuginfo;  /* "none": no separate debug info */
+	char *name;	    /* the object's maps path */
+	pid_t pid;	    /* the process that mapped it (its rights for debug links) */
+	bool have_creds;
+	struct safeopen_creds creds;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	GElf_Addr bias; /* module address - ELF vaddr (0 as reported) */
@@ -37,20 +43,36 @@ struct dwmod {
 	bool tab_done;
 };
 
-/* dwfl's standard search (build id, debuglink, debuginfod), unless turned off. */
+/*
+ * Our own search (debugfind.h), not dwfl's standard one: that opens what
+ * the target's directories hold as root and takes any ELF file there.
+ */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	const struct dwmod *d = *userdata;
+	struct debugfind_req r = {};
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len, fd;
 
 	if (!d || d->no_debuginfo)
 		return -1;
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	r.pid = d->pid;
+	r.creds = d->have_creds ? &d->creds : NULL;
+	r.name = d->name;
+	r.build_id = len > 0 ? bits : NULL;
+	r.build_id_len = len > 0 ? (size_t)len : 0;
+	r.link = debuglink_file;
+	r.crc = debuglink_crc;
+	r.path = d->path;
+	fd = debugfind__open(&r, debuginfo_file_name);
+	return fd >= 0 ? fd : -1;
 }
 
-struct dwmod *dwmod__open(const char *name, int fd, const char *debuginfo_path)
+struct dwmod *dwmod__open(pid_t pid, const char *name, int fd, const char *debuginfo_path)
 {
 	struct dwmod *d;
 	void **userdata;
@@ -61,6 +83,10 @@ struct dwmod *dwmod__open(const char *name, int fd, const char *debuginfo_path)
 		return NULL;
 	d = gt_xcalloc(1, sizeof(*d));
 	d->no_debuginfo = debuginfo_path && !strcmp(debuginfo_path, "none");
+	d->name = gt_xstrdup(name);
+	d->pid = pid;
+	/* Now, while pid is the process that maps the object (the search may come later). */
+	d->have_creds = pid > 0 && !safeopen_creds_read(pid, &d->creds);
 	d->path = debuginfo_path && *debuginfo_path ? gt_xstrdup(debuginfo_path) : NULL;
 	d->cbs.find_elf = dwfl_build_id_find_elf;
 	d->cbs.find_debuginfo = find_debuginfo;
@@ -92,7 +118,7 @@ fail:
 	return NULL;
 }
 
-struct dwmod *dwmod__open_mem(const char *name, const void *image, size_t len,
+struct dwmod *dwmod__open_mem(pid_t pid, const char *name, const void *image, size_t len,
 			      const char *debuginfo_path)
 {
 	int fd = memfd_create("gaptrace-image", MFD_CLOEXEC);
@@ -109,7 +135,7 @@ struct dwmod *dwmod__open_mem(const char *name, const void *image, size_t len,
 		}
 		done += (size_t)n;
 	}
-	return dwmod__open(name, fd, debuginfo_path);
+	return dwmod__open(pid, name, fd, debuginfo_path);
 }
 
 void dwmod__free(struct dwmod *d)
@@ -119,6 +145,7 @@ void dwmod__free(struct dwmod *d)
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
 	symtab__free(&d->tab);
+	free(d->name);
 	free(d->path);
 	free(d);
 }

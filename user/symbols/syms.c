@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "support/procfs.h"
+#include "support/safeopen.h"
 #include "support/u64map.h"
 #include "support/util.h"
 #include "symbols/dwmod.h"
@@ -220,33 +221,35 @@ static struct elf_file *cache__add_elf(struct syms_cache *c, uint64_t dev, uint6
 static struct elf_file *map__file_elf(struct syms_cache *c, uint32_t pid, const struct map *m)
 {
 	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
-	char path[PATH_MAX + 64];
 	struct elf_handle h;
 	struct elf_file *e;
 	struct stat st;
-	int err;
+	int fd, err;
 
-	err = procfs_mapped_path((pid_t)pid, m->start, m->end, m->module, m->inode, path,
-				 sizeof(path), &st);
-	if (err) {
+	/* Opened before the cache is asked: the fd is the one way to the mapped inode. */
+	fd = safeopen_mapped((pid_t)pid, m->start, m->end, m->module, m->inode, &st);
+	if (fd < 0) {
 		/* The process may be gone; another one may have had the file parsed. */
 		e = cache__find_elf(c, dev, m->inode, 0, 0, false);
 		return e && !e->bad ? e : NULL;
 	}
 	e = cache__find_elf(c, dev, m->inode, (uint64_t)st.st_size, elf__stat_mtime_ns(&st), true);
-	if (e)
+	if (e) {
+		close(fd);
 		return e->bad ? NULL : e;
-	err = elf_handle__open_checked(&h, path, &st);
+	}
+	err = elf_handle__open_fd(&h, fd);
 	if (err && err != -ENOEXEC) {
 		/* Not remembered: it may open through another process later. */
-		gt_dbg("syms: cannot open %s (%s): %s", m->module, path, strerror(-err));
+		gt_dbg("syms: cannot open %s: %s", gt_clean(m->module), strerror(-err));
 		return NULL;
 	}
 	e = cache__add_elf(c, dev, m->inode, (uint64_t)st.st_size, elf__stat_mtime_ns(&st));
 	if (!err && !elf_file__load(e, h.elf))
-		e->dw = dwmod__open(m->module, fcntl(h.fd, F_DUPFD_CLOEXEC, 0), c->debuginfo_path);
+		e->dw = dwmod__open((pid_t)pid, m->module, fcntl(h.fd, F_DUPFD_CLOEXEC, 0),
+				    c->debuginfo_path);
 	if (!e->dw) {
-		gt_dbg("syms: no symbols from %s", m->module);
+		gt_dbg("syms: no symbols from %s", gt_clean(m->module));
 		e->bad = true;
 	}
 	elf_handle__close(&h);
@@ -284,7 +287,7 @@ static struct elf_file *map__vdso_elf(struct syms_cache *c, uint32_t pid, const 
 	e = cache__add_elf(c, VDSO_DEV, hash, (uint64_t)n, 0);
 	elf = elf_memory(buf, (size_t)n);
 	if (elf && elf_kind(elf) == ELF_K_ELF && !elf_file__load(e, elf))
-		e->dw = dwmod__open_mem(m->module, buf, (size_t)n, c->debuginfo_path);
+		e->dw = dwmod__open_mem((pid_t)pid, m->module, buf, (size_t)n, c->debuginfo_path);
 	if (!e->dw)
 		e->bad = true;
 	if (elf)
