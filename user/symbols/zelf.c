@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * zelf.c: MiniDebugInfo inflated under a cap, and compressed DWARF measured
+ * before libdw inflates it: both grow from a few KiB in a file a traced
+ * program maps to GiB in the root recorder (a 610 KiB xz bomb took 4.36 GB).
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <lzma.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/util.h"
+#include "symbols/bounds.h"
+#include "symbols/elf.h"
+#include "symbols/zelf.h"
+
+/* The xz decoder's own memory (its dictionary): xz -9 needs 65 MiB. */
+#define XZ_MEMLIMIT (96ull << 20)
+
+int zelf__unxz(const void *in, size_t len, size_t max, void **out, size_t *outlen)
+{
+	lzma_stream s = LZMA_STREAM_INIT;
+	size_t cap = GT_MIN(GT_MAX(len * 4, (size_t)4096), max + 1);
+	uint8_t *buf = NULL;
+	lzma_ret ret;
+	int err = -EINVAL;
+
+	*out = NULL;
+	*outlen = 0;
+	if (!in || !len || lzma_stream_decoder(&s, XZ_MEMLIMIT, 0) != LZMA_OK)
+		return -EINVAL;
+	buf = gt_xmalloc(cap);
+	s.next_in = in;
+	s.avail_in = len;
+	s.next_out = buf;
+	s.avail_out = cap;
+	for (;;) {
+		ret = lzma_code(&s, LZMA_FINISH);
+		if (ret == LZMA_STREAM_END)
+			break;
+		if (ret != LZMA_OK && ret != LZMA_BUF_ERROR)
+			goto fail;
+		if (s.avail_out)
+			goto fail; /* LZMA_BUF_ERROR with room left: the input is cut short */
+		/* One byte past max is room enough to see that it goes past. */
+		if (s.total_out > max) {
+			err = -E2BIG;
+			goto fail;
+		}
+		cap = GT_MIN(cap * 2, max + 1);
+		buf = gt_xrealloc(buf, cap);
+		s.next_out = buf + s.total_out;
+		s.avail_out = cap - s.total_out;
+	}
+	if (s.total_out > max) {
+		err = -E2BIG;
+		goto fail;
+	}
+	*outlen = s.total_out;
+	*out = buf;
+	lzma_end(&s);
+	return 0;
+fail:
+	lzma_end(&s);
+	free(buf);
+	return err;
+}
+
+int zelf__take_minidebug(Elf *elf, void **img, size_t *len)
+{
+	Elf_Scn *scn = NULL, *first = NULL;
+	size_t shstrndx, nscn = 0;
+	Elf_Data *raw;
+
+	*img = NULL;
+	*len = 0;
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return -ENOENT;
+	while ((scn = elf_nextscn(elf, scn)) && nscn++ < MAX_SECTIONS) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(name, ".gnu_debugdata"))
+			continue;
+		if (!first)
+			first = scn;
+		/*
+		 * A name offset past the string table: libdwfl's search by name
+		 * stops there and finds none (the Elf is a private copy).
+		 */
+		sh.sh_name = UINT32_MAX;
+		if (!gelf_update_shdr(scn, &sh))
+			return -EINVAL;
+	}
+	if (!first)
+		return -ENOENT;
+	raw = elf_rawdata(first, NULL);
+	if (!raw || !raw->d_buf || !raw->d_size)
+		return -EINVAL;
+	return zelf__unxz(raw->d_buf, raw->d_size, BOUND_MINIDEBUG_BYTES, img, len);
+}
+
+/* The size a compressed section declares it inflates to, 0 if it is none. */
+static uint64_t inflated_size(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
+{
+	const uint8_t *p;
+	Elf_Data *raw;
+	GElf_Chdr ch;
+	uint64_t n = 0;
+
+	if (sh->sh_type == SHT_NOBITS)
+		return 0;
+	if (sh->sh_flags & SHF_COMPRESSED)
+		/* An unreadable header counts as over the cap: libelf would not inflate it either. */
+		return gelf_getchdr(scn, &ch) ? ch.ch_size : UINT64_MAX;
+	if (!name || strncmp(name, ".zdebug", 7))
+		return 0;
+	/* GNU style: "ZLIB" and the size, 8 bytes big-endian. */
+	raw = elf_rawdata(scn, NULL);
+	if (!raw || !raw->d_buf || raw->d_size < 12 || memcmp(raw->d_buf, "ZLIB", 4))
+		return 0;
+	p = (const uint8_t *)raw->d_buf + 4;
+	for (int i = 0; i < 8; i++)
+		n = n << 8 | p[i];
+	return n;
+}
+
+bool zelf__dwarf_fits(Elf *elf)
+{
+	size_t shstrndx = 0, nscn = 0;
+	Elf_Scn *scn = NULL;
+	uint64_t total = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		shstrndx = 0;
+	while ((scn = elf_nextscn(elf, scn)) && nscn++ < MAX_SECTIONS) {
+		GElf_Shdr sh;
+		uint64_t n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		n = inflated_size(elf, scn, &sh,
+				  shstrndx ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL);
+		if (n > BOUND_ZSECTION_BYTES || n > BOUND_ZDWARF_BYTES - total)
+			return false;
+		total += n;
+	}
+	return true;
+}

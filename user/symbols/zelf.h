@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * zelf.h: the compressed parts of an ELF file, inflated or measured under
+ * the caps of bounds.h before anything else reads them (zelf.c):
+ * MiniDebugInfo (.gnu_debugdata, xz) and compressed DWARF sections.
+ */
+#ifndef GT_SYMBOLS_ZELF_H
+#define GT_SYMBOLS_ZELF_H
+
+#include <libelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Inflates the xz data in[0..len) into *out (malloc'd, *outlen bytes).
+ * Returns 0, -E2BIG when it would inflate past max bytes, -EINVAL when it
+ * is no valid xz stream.  Memory used stays under max plus the decoder's
+ * dictionary (itself capped).
+ */
+int zelf__unxz(const void *in, size_t len, size_t max, void **out, size_t *outlen);
+
+/*
+ * Takes .gnu_debugdata out of elf: every section of that name is hidden
+ * from later readers of this Elf handle (libdwfl would inflate it with no
+ * cap), and the first is inflated under BOUND_MINIDEBUG_BYTES into *img
+ * (malloc'd, *len bytes).  Returns 0, -ENOENT when there is none, -E2BIG
+ * over the cap, -EINVAL when it does not inflate.
+ */
+int zelf__take_minidebug(Elf *elf, void **img, size_t *len);
+
+/*
+ * True when elf's compressed sections (SHF_COMPRESSED, or .zdebug with a
+ * "ZLIB" header) inflate to at most BOUND_ZSECTION_BYTES each and
+ * BOUND_ZDWARF_BYTES in all, as their headers declare (libelf inflates to
+ * exactly that size or fails).
+ */
+bool zelf__dwarf_fits(Elf *elf);
+
+#endif /* GT_SYMBOLS_ZELF_H */
