@@ -26,13 +26,13 @@
 #define BOUND_USDT_NAMES 4096u
 
 enum bound_kind {
-	BOUND_MINIDEBUG,     /* .gnu_debugdata over its cap: .dynsym only */
-	BOUND_ZDWARF,	     /* compressed DWARF over its cap: no inline chains */
-	BOUND_NAMES,	     /* symbol names cut or dropped */
-	BOUND_SCOPES,	     /* DWARF scope walk cut */
-	BOUND_USDT,	     /* USDT notes or names past their caps */
-	BOUND_OBJECTS,	     /* parsed objects closed to stay under the cap */
-	BOUND_INLINES_LOST,  /* inline chains of objects closed before the stop */
+	BOUND_MINIDEBUG,    /* .gnu_debugdata over its cap: .dynsym only */
+	BOUND_ZDWARF,	    /* compressed DWARF over its cap: no inline chains */
+	BOUND_NAMES,	    /* symbol names cut or dropped */
+	BOUND_SCOPES,	    /* DWARF scope walk cut */
+	BOUND_USDT,	    /* USDT notes or names past their caps */
+	BOUND_OBJECTS,	    /* parsed objects closed to stay under the cap */
+	BOUND_INLINES_LOST, /* inline chains of objects closed before the stop */
 	BOUND_NKINDS,
 };
 

@@ -66,19 +66,10 @@ static const char *dwmod_name(struct dwmod *d)
  */
 static bool debug_fd_fits(struct dwmod *d, int fd)
 {
-	bool fits = true;
-	Elf *elf;
-
-	if (fd < 0)
+	if (zelf__fd_dwarf_fits(fd))
 		return true;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF && !zelf__dwarf_fits(elf)) {
-		fits = false;
-		bound__cut(BOUND_ZDWARF, dwmod_name(d));
-	}
-	if (elf)
-		elf_end(elf);
-	return fits;
+	bound__cut(BOUND_ZDWARF, dwmod_name(d));
+	return false;
 }
 
 /* dwfl's standard search (build id, debuglink, debuginfod), unless turned off. */

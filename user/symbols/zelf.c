@@ -150,3 +150,19 @@ bool zelf__dwarf_fits(Elf *elf)
 	}
 	return true;
 }
+
+bool zelf__fd_dwarf_fits(int fd)
+{
+	bool fits = true;
+	Elf *elf;
+
+	if (fd < 0)
+		return true;
+	elf__init();
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		fits = zelf__dwarf_fits(elf);
+	if (elf)
+		elf_end(elf);
+	return fits;
+}

@@ -35,5 +35,7 @@ int zelf__take_minidebug(Elf *elf, void **img, size_t *len);
  * exactly that size or fails).
  */
 bool zelf__dwarf_fits(Elf *elf);
+/* The same for the ELF file open as fd (true when it is no ELF file). */
+bool zelf__fd_dwarf_fits(int fd);
 
 #endif /* GT_SYMBOLS_ZELF_H */
