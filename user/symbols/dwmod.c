@@ -224,14 +224,6 @@ static unsigned int sym_rank(const GElf_Sym *s)
 	return bind == STB_GLOBAL || bind == STB_GNU_UNIQUE ? 2 : bind == STB_WEAK;
 }
 
-/*
- * One pass over the symbol table dwfl chose: its function symbols, ranked
- * by binding so that symtab__finish keeps the best alias per address (a
- * debug file's local __GI_ names lose to the exported ones the .dynsym
- * knows), as the report's rules expect.  A symbol without a size (hand-
- * written assembly) then reaches the next symbol or its section's end,
- * whichever comes first, as dwfl takes it, not symtab's fixed span.
- */
 static bool elf_has_section(Elf *elf, uint32_t type, const char *name)
 {
 	Elf_Scn *scn = NULL;
@@ -318,6 +310,15 @@ static void index_mini(struct dwmod *d, struct index_ctx *x, bool dynsym_only)
 	elf__for_each_func(d->mini, d->mini_len, index_mini_sym, x);
 }
 
+/*
+ * One pass over the symbol table dwfl chose (and MiniDebugInfo's, when
+ * that is .dynsym alone): its function symbols, ranked by binding so that
+ * symtab__finish keeps the best alias per address (a debug file's local
+ * __GI_ names lose to the exported ones the .dynsym knows), as the
+ * report's rules expect.  A symbol without a size (hand-
+ * written assembly) then reaches the next symbol or its section's end,
+ * whichever comes first, as dwfl takes it, not symtab's fixed span.
+ */
 static void index_syms(struct dwmod *d)
 {
 	int n = dwfl_module_getsymtab(d->mod);
