@@ -107,8 +107,8 @@ static void test_symtab_alias_choice(void **state)
 	const struct sym *s;
 
 	for (size_t i = 0; i < GT_ARRAY_SIZE(in); i++)
-		assert_int_equal(symtab__add(&t, 0x2000, in[i].size, in[i].name,
-					     strlen(in[i].name), in[i].rank, 0),
+		assert_int_equal(symtab__add(&t, 0x2000, in[i].size, in[i].name, strlen(in[i].name),
+					     in[i].rank, 0),
 				 0);
 	assert_int_equal(symtab__add(&t, 0x1000, 4, "first", 5, 0, 0), 0);
 	symtab__finish(&t);
@@ -272,9 +272,9 @@ static uint8_t *xz_of_zeros(size_t n, size_t *len)
 	uint8_t *zeros = gt_xcalloc(1, n), *out = gt_xmalloc(n / 8 + 4096);
 
 	*len = 0;
-	assert_int_equal(lzma_easy_buffer_encode(0, LZMA_CHECK_CRC32, NULL, zeros, n, out, len,
-						 n / 8 + 4096),
-			 LZMA_OK);
+	assert_int_equal(
+	    lzma_easy_buffer_encode(0, LZMA_CHECK_CRC32, NULL, zeros, n, out, len, n / 8 + 4096),
+	    LZMA_OK);
 	free(zeros);
 	return out;
 }
@@ -335,7 +335,8 @@ static void test_minidebug_bomb_hidden(void **state)
 static void test_compressed_dwarf_sizes(void **state)
 {
 	char path[] = "/tmp/gaptrace-test-zdw-XXXXXX";
-	Elf64_Chdr big = {ELFCOMPRESS_ZLIB, 0, 2ull << 30, 1}, small = {ELFCOMPRESS_ZLIB, 0, 4096, 1};
+	Elf64_Chdr big = {ELFCOMPRESS_ZLIB, 0, 2ull << 30, 1},
+		   small = {ELFCOMPRESS_ZLIB, 0, 4096, 1};
 	uint8_t zgnu[12] = {'Z', 'L', 'I', 'B', 0, 0, 0, 0, 0x40, 0, 0, 0}; /* 1 GiB, big-endian */
 	struct scn_spec spec[2] = {
 	    {".debug_info", SHT_PROGBITS, SHF_COMPRESSED, &small, sizeof(small)},
@@ -368,6 +369,51 @@ static void test_compressed_dwarf_sizes(void **state)
 	unlink(path);
 }
 
+/*
+ * A traced program may rewrite a file it owns after the recorder measured
+ * it: zelf__pin keeps the measured headers in the recorder's Elf handle.
+ */
+static void test_pin_keeps_measured_headers(void **state)
+{
+	char path[] = "/tmp/gaptrace-test-pin-XXXXXX";
+	Elf64_Chdr small = {ELFCOMPRESS_ZLIB, 0, 4096, 1};
+	uint64_t big = 2ull << 30;
+	struct scn_spec spec = {".debug_info", SHT_PROGBITS, SHF_COMPRESSED, &small, sizeof(small)};
+	int fd = mkstemp(path), fd_pinned, fd_plain, wfd;
+	Elf *pinned, *plain, *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	uint64_t off = 0;
+
+	assert_true(fd >= 0);
+	close(fd);
+	write_elf(path, &spec, 1);
+	pinned = open_elf(path, &fd_pinned);
+	plain = open_elf(path, &fd_plain);
+	assert_true(zelf__pin(pinned));
+	assert_true(zelf__dwarf_fits(pinned));
+	/* Where ch_size lies in the file. */
+	elf = open_elf(path, &fd);
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED))
+			off = sh.sh_offset + offsetof(Elf64_Chdr, ch_size);
+	elf_end(elf);
+	close(fd);
+	assert_true(off > 0);
+	wfd = open(path, O_WRONLY | O_CLOEXEC);
+	assert_true(wfd >= 0);
+	assert_int_equal(pwrite(wfd, &big, sizeof(big), (off_t)off), sizeof(big));
+	close(wfd);
+	/* The unpinned handle follows the file; the pinned one does not. */
+	assert_false(zelf__dwarf_fits(plain));
+	assert_true(zelf__dwarf_fits(pinned));
+	elf_end(pinned);
+	elf_end(plain);
+	close(fd_pinned);
+	close(fd_plain);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +424,7 @@ int main(void)
 	    cmocka_unit_test(test_unxz_caps),
 	    cmocka_unit_test(test_minidebug_bomb_hidden),
 	    cmocka_unit_test(test_compressed_dwarf_sizes),
+	    cmocka_unit_test(test_pin_keeps_measured_headers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -151,11 +151,12 @@ struct dwmod *dwmod__open(const char *name, int fd, const char *debuginfo_path)
 	elf = dwfl_module_getelf(d->mod, &d->bias);
 	if (!elf || !gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
 		goto fail;
-	take_minidebug(d, elf);
-	if (!zelf__dwarf_fits(elf)) {
+	/* The DWARF is read at the stop: what it must be measured on is fixed first. */
+	if (!zelf__pin(elf) || !zelf__dwarf_fits(elf)) {
 		d->dwarf_refused = true;
 		bound__cut(BOUND_ZDWARF, name);
 	}
+	take_minidebug(d, elf);
 	return d;
 fail:
 	dwmod__free(d);

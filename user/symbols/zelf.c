@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "support/util.h"
 #include "symbols/bounds.h"
@@ -18,6 +20,9 @@
 
 /* The xz decoder's own memory (its dictionary): xz -9 needs 65 MiB. */
 #define XZ_MEMLIMIT (96ull << 20)
+/* What zelf__pin copies at most: section names, and DWARF sections' headers. */
+#define PIN_NAMES_MAX	 (1u << 20)
+#define PIN_SECTIONS_MAX 256u
 
 int zelf__unxz(const void *in, size_t len, size_t max, void **out, size_t *outlen)
 {
@@ -165,4 +170,71 @@ bool zelf__fd_dwarf_fits(int fd)
 	if (elf)
 		elf_end(elf);
 	return fits;
+}
+
+/*
+ * Makes the pages of p[0..len) private to this process: written once with
+ * their own bytes, a file's MAP_PRIVATE pages stop following the file.
+ * Pages libelf copied into memory are written the same way, harmlessly.
+ */
+static bool pin_range(const void *p, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a, end = (uintptr_t)p + len;
+
+	if (!p || !len)
+		return true;
+	a = (uintptr_t)p & ~(page - 1);
+	if (mprotect((void *)a, end - a, PROT_READ | PROT_WRITE))
+		return false;
+	for (; a < end; a += page) {
+		volatile uint8_t *b = (uint8_t *)GT_MAX(a, (uintptr_t)p);
+
+		*b = *b;
+	}
+	return true;
+}
+
+static bool pin_section_start(Elf_Scn *scn, size_t len)
+{
+	Elf_Data *raw = elf_rawdata(scn, NULL);
+
+	return !raw || !raw->d_buf || pin_range(raw->d_buf, GT_MIN(len, raw->d_size));
+}
+
+bool zelf__pin(Elf *elf)
+{
+	size_t shnum, shstrndx, n = 0;
+	Elf_Scn *scn = NULL;
+	const void *shdrs;
+	bool is64 = gelf_getclass(elf) == ELFCLASS64;
+	Elf_Data *names;
+
+	if (elf_getshdrnum(elf, &shnum) || !shnum)
+		return true; /* no sections: no DWARF */
+	if (elf_getshdrstrndx(elf, &shstrndx) || shnum > MAX_SECTIONS)
+		return false;
+	shdrs = is64 ? (const void *)elf64_getshdr(elf_getscn(elf, 0))
+		     : (const void *)elf32_getshdr(elf_getscn(elf, 0));
+	if (!shdrs ||
+	    !pin_range(is64 ? (const void *)elf64_getehdr(elf) : (const void *)elf32_getehdr(elf),
+		       is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)) ||
+	    !pin_range(shdrs, shnum * (is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr))))
+		return false;
+	names = elf_rawdata(elf_getscn(elf, shstrndx), NULL);
+	if (!names || names->d_size > PIN_NAMES_MAX || !pin_range(names->d_buf, names->d_size))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!(sh.sh_flags & SHF_COMPRESSED) &&
+		    (!name || (strncmp(name, ".debug", 6) && strncmp(name, ".zdebug", 7))))
+			continue;
+		if (++n > PIN_SECTIONS_MAX || !pin_section_start(scn, sizeof(Elf64_Chdr)))
+			return false;
+	}
+	return true;
 }

@@ -35,6 +35,15 @@ int zelf__take_minidebug(Elf *elf, void **img, size_t *len);
  * exactly that size or fails).
  */
 bool zelf__dwarf_fits(Elf *elf);
+/*
+ * Fixes what zelf__dwarf_fits reads in an Elf handle that maps its file
+ * (libdwfl's: ELF_C_READ_MMAP_PRIVATE): the ELF and section headers,
+ * section names and DWARF sections' compression headers are made private
+ * pages, so a traced program that rewrites the file later (it may own it)
+ * cannot change what libdw inflates at the stop.  False when that cannot
+ * be done (over 256 DWARF sections, 1 MiB of names): refuse the DWARF.
+ */
+bool zelf__pin(Elf *elf);
 /* The same for the ELF file open as fd (true when it is no ELF file). */
 bool zelf__fd_dwarf_fits(int fd);
 
