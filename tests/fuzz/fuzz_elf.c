@@ -2,7 +2,7 @@
 /*
  * fuzz_elf.c: libFuzzer target for the symbolizer's parsers of what a traced
  * program maps: the input is an ELF file (read as dwfl reads one) whose
- * compressed DWARF is measured, whose MiniDebugInfo is inflated under its
+ * headers are pinned and compressed DWARF measured, whose MiniDebugInfo is inflated under its
  * cap and indexed with its functions, whose USDT notes are listed; and raw
  * bytes for the xz decoder.  Memory and time stay bounded whatever the input.
  */
@@ -71,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* As libdwfl opens an object: a private, writable mapping. */
 	elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		zelf__dwarf_fits(elf);
+		if (zelf__pin(elf))
+			zelf__dwarf_fits(elf);
 		if (!zelf__take_minidebug(elf, &img, &len)) {
 			if (len > BOUND_MINIDEBUG_BYTES)
 				abort();
