@@ -24,6 +24,7 @@
 #include "support/procfs.h"
 #include "support/term.h"
 #include "support/util.h"
+#include "symbols/bounds.h"
 
 void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, char **argv)
 {
@@ -187,6 +188,11 @@ void record__write_counters(struct recorder *r, uint32_t type)
 			capture_buf__kv(&kv, "dwarf.cfi_rate_min", "%u", r->cfi_limit_min * 10);
 		capture_buf__kv(&kv, "dwarf.unwind_cpu_ns", "%llu", (unsigned long long)us.cpu_ns);
 	}
+	/* The symbolizer's cuts (bounds.h), when a traced program's files went past a cap. */
+	for (int k = 0; k < BOUND_NKINDS; k++)
+		if (bound__count(k))
+			capture_buf__kv(&kv, bound__key(k), "%llu",
+					(unsigned long long)bound__count(k));
 	capture_buf__kv(&kv, "stacks.resent", "%llu", (unsigned long long)r->sink.stacks_resent);
 	capture_buf__kv(&kv, "stacks.unresolved", "%llu",
 			(unsigned long long)r->sink.stacks_unresolved);

@@ -23,8 +23,10 @@
 #include "support/procfs.h"
 #include "support/safeopen.h"
 #include "support/util.h"
+#include "symbols/bounds.h"
 #include "symbols/debugfind.h"
 #include "symbols/dwmod.h"
+#include "symbols/zelf.h"
 
 #define MAX_PROCS      64		     /* processes with a live Dwfl (LRU beyond) */
 #define REREPORT_NS    (100 * NSEC_PER_MSEC) /* at most this often per process */
@@ -125,10 +127,44 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return fd >= 0 ? fd : -1;
 }
 
+/*
+ * An object or debug file whose compressed DWARF would inflate past the
+ * symbolizer's caps (bounds.h) is refused: libdw inflates it whole when
+ * the CFI search reaches .debug_frame.  Unwinding stops at its frames.
+ */
+static int refuse_big_dwarf(int fd, char **file_name, const char *name)
+{
+	if (fd < 0 || zelf__fd_dwarf_fits(fd))
+		return fd;
+	bound__cut(BOUND_ZDWARF, name);
+	close(fd);
+	/* dwfl opens the name it is given when the descriptor is refused. */
+	free(*file_name);
+	*file_name = NULL;
+	return -1;
+}
+
+static int find_elf_bounded(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+			    char **file_name, Elf **elfp)
+{
+	return refuse_big_dwarf(find_elf(mod, userdata, name, base, file_name, elfp), file_name,
+				name);
+}
+
+static int find_debuginfo_bounded(Dwfl_Module *mod, void **userdata, const char *modname,
+				  Dwarf_Addr base, const char *file_name,
+				  const char *debuglink_file, GElf_Word debuglink_crc,
+				  char **debuginfo_file_name)
+{
+	return refuse_big_dwarf(find_debuginfo(mod, userdata, modname, base, file_name,
+					       debuglink_file, debuglink_crc, debuginfo_file_name),
+				debuginfo_file_name, modname);
+}
+
 static char *debuginfo_path;
 static const Dwfl_Callbacks proc_callbacks = {
-    .find_elf = find_elf,
-    .find_debuginfo = find_debuginfo,
+    .find_elf = find_elf_bounded,
+    .find_debuginfo = find_debuginfo_bounded,
     .debuginfo_path = &debuginfo_path,
 };
 

@@ -34,6 +34,8 @@ struct dwmod *dwmod__open(pid_t pid, const char *name, int fd, const char *debug
 struct dwmod *dwmod__open_mem(pid_t pid, const char *name, const void *image, size_t len,
 			      const char *debuginfo_path);
 void dwmod__free(struct dwmod *d); /* NULL-safe */
+/* Memory d holds of its own (symbol table, MiniDebugInfo), for the symbolizer's bounds. */
+size_t dwmod__bytes(const struct dwmod *d);
 
 /*
  * The function covering vaddr: its name ("@VERSION" cut) and *start, or
