@@ -191,7 +191,8 @@ static void obj_build(struct cfimap *c, pid_t pid, const struct procfs_map *m, s
 			const char *base = strrchr(m->path, '/');
 
 			c->st.max_bytes = bytes;
-			snprintf(c->st.max_name, sizeof(c->st.max_name), "%s", base ? base + 1 : m->path);
+			snprintf(c->st.max_name, sizeof(c->st.max_name), "%s",
+				 base ? base + 1 : m->path);
 		}
 		gt_dbg("cfi: %s: %zu rows, %" PRIu64 " pages, %" PRIu64 " KiB, %u FDEs, %u bad, "
 		       "%u rows unsupported%s",
@@ -224,14 +225,20 @@ static struct cfi_obj *obj_get(struct cfimap *c, pid_t pid, const struct procfs_
 	return o;
 }
 
-/* Run-time address minus ELF address for mapping m of object o. */
+/*
+ * Run-time address minus ELF address for executable mapping m of object o:
+ * by its executable segment, whose file offset the mapping's (page-aligned)
+ * offset rounds down to; a segment's vaddr and offset differ by a constant
+ * that need not be 0 (lld puts code one page above its file offset).
+ */
 static uint64_t map_bias(const struct cfi_obj *o, const struct procfs_map *m)
 {
 	for (unsigned i = 0; i < o->nloads; i++) {
 		const struct cfitab_load *l = &o->loads[i];
 
-		if (m->offset >= l->offset && m->offset < l->offset + GT_MAX(l->filesz, 1))
-			return m->start - (l->vaddr + (m->offset - l->offset));
+		if (l->exec && m->offset <= l->offset + l->filesz &&
+		    m->offset + (m->end - m->start) > (l->offset & ~4095ULL))
+			return m->start - m->offset + l->offset - l->vaddr;
 	}
 	return m->start - m->offset;
 }

@@ -47,8 +47,7 @@ void cfitab__free(struct cfitab *t); /* NULL-safe; leaves t empty */
  * virtual address (pc-relative pointers), eh: .eh_frame (else .debug_frame).
  * Returns 0, or -E2BIG when the row cap cut it short (counted in st).
  */
-int cfitab__add_section(struct cfitab *t, const uint8_t *data, size_t size, uint64_t addr,
-			bool eh);
+int cfitab__add_section(struct cfitab *t, const uint8_t *data, size_t size, uint64_t addr, bool eh);
 
 /*
  * Covers [start, end) with one row of kind (cfa8 as in gt_cfi_row) where
@@ -66,6 +65,7 @@ struct gt_cfi_row cfitab__find(const struct cfitab *t, uint32_t pc);
 /* A PT_LOAD segment: how the object's file offsets map to its ELF addresses. */
 struct cfitab_load {
 	uint64_t vaddr, offset, filesz;
+	bool exec; /* PF_X */
 };
 
 /*

@@ -59,7 +59,8 @@ int cfitab__from_elf_fd(struct cfitab *t, int fd, struct cfitab_load *loads, uns
 		GElf_Phdr ph;
 
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-			loads[(*nloads)++] = (struct cfitab_load){ph.p_vaddr, ph.p_offset, ph.p_filesz};
+			loads[(*nloads)++] = (struct cfitab_load){ph.p_vaddr, ph.p_offset,
+								  ph.p_filesz, ph.p_flags & PF_X};
 	}
 	if (elf_section(elf, shstrndx, ".eh_frame", &d, &sh))
 		cfitab__add_section(t, d->d_buf, d->d_size, sh.sh_addr, true);
@@ -76,4 +77,3 @@ out:
 	elf_end(elf);
 	return err;
 }
-
