@@ -804,6 +804,13 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
 	if (ctgid >= GT_TGID_LIMIT)
 		return 0;
 	__sync_fetch_and_or(target_word(ctgid), 1ULL << (ctgid & 63));
+	/* A fork maps what its parent maps: the CFI walk works before the recorder's rescan. */
+	if (cfg_cfi_walk) {
+		struct gt_cfi_proc *pp = bpf_map_lookup_elem(&cfi_procs, &ptgid);
+
+		if (pp)
+			bpf_map_update_elem(&cfi_procs, &ctgid, pp, BPF_ANY);
+	}
 	/* Urgent: the recorder attaches the new process's uprobes and samples. */
 	emit_task(child, GT_TASK_NEW_PROCESS, ptid, NULL, true);
 	return 0;

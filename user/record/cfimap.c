@@ -247,12 +247,13 @@ void cfimap__forget(struct cfimap *c, pid_t pid)
 {
 	uint32_t key = (uint32_t)pid;
 
-	for (unsigned i = 0; c && i < CFI_PROCS; i++) {
-		if (c->procs[i].pid == key) {
+	if (!c)
+		return;
+	for (unsigned i = 0; i < CFI_PROCS; i++)
+		if (c->procs[i].pid == key)
 			c->procs[i].pid = 0;
-			bpf_map_delete_elem(c->procs_fd, &key);
-		}
-	}
+	/* Also when the BPF side made it (a fork copies its parent's ranges). */
+	bpf_map_delete_elem(c->procs_fd, &key);
 }
 
 int cfimap__update(struct cfimap *c, pid_t pid)
