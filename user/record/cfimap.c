@@ -18,8 +18,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -165,15 +167,29 @@ static void obj_build(struct cfimap *c, pid_t pid, const struct procfs_map *m, s
 	struct stat st;
 	int fp, fd, err;
 
-	if (procfs_mapped_path(pid, m->start, m->end, m->path, m->inode, path, sizeof(path), &st))
-		return;
-	fp = unwind_elf_frame_pointers(path, &checked, &with_fp);
 	left = c->budget > c->st.bytes ? c->budget - c->st.bytes : 0;
 	cfitab__init(&t, GT_MIN((uint64_t)CFI_OBJ_ROWS, left / sizeof(struct gt_cfi_row)));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	err = fd < 0 ? -errno : cfitab__from_elf_fd(&t, fd, o->loads, &o->nloads, CFI_LOADS);
-	if (fd >= 0)
-		close(fd);
+	if (!strcmp(m->path, "[vdso]")) {
+		/* Ours: the kernel maps the same image into every process (clock_gettime's callers). */
+		void *vdso = (void *)getauxval(AT_SYSINFO_EHDR);
+
+		fp = -ENODATA;
+		err = vdso ? cfitab__from_elf_mem(&t, vdso, m->end - m->start, o->loads, &o->nloads,
+						  CFI_LOADS)
+			   : -ENOENT;
+	} else {
+		if (procfs_mapped_path(pid, m->start, m->end, m->path, m->inode, path, sizeof(path),
+				       &st)) {
+			cfitab__free(&t);
+			return;
+		}
+		fp = unwind_elf_frame_pointers(path, &checked, &with_fp);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		err =
+		    fd < 0 ? -errno : cfitab__from_elf_fd(&t, fd, o->loads, &o->nloads, CFI_LOADS);
+		if (fd >= 0)
+			close(fd);
+	}
 	c->st.bad_entries += t.st.bad_entries;
 	if (fp == 1 && with_fp == checked) {
 		/* Every function keeps frame pointers: they are cheaper than any table. */
@@ -278,7 +294,7 @@ int cfimap__update(struct cfimap *c, pid_t pid)
 		struct gt_cfi_map *r;
 		struct cfi_obj *o;
 
-		if (!m.exec || m.path[0] != '/')
+		if (!m.exec || (m.path[0] != '/' && strcmp(m.path, "[vdso]")))
 			continue;
 		o = obj_get(c, pid, &m);
 		if (v->nr == GT_CFI_MAPS_MAX) {
@@ -315,4 +331,23 @@ int cfimap__update(struct cfimap *c, pid_t pid)
 out:
 	free(v);
 	return err;
+}
+
+void cfimap__preload(struct cfimap *c, const char *exe)
+{
+	pid_t self = getpid();
+	struct procfs_map m = {.path = exe};
+	struct stat st;
+
+	if (!c)
+		return;
+	/* Our own libraries are the target's too (libc, ld.so, libstdc++): built once, now. */
+	cfimap__update(c, self);
+	cfimap__forget(c, self);
+	if (!exe || stat(exe, &st) || !S_ISREG(st.st_mode))
+		return;
+	m.dev_major = major(st.st_dev);
+	m.dev_minor = minor(st.st_dev);
+	m.inode = st.st_ino;
+	obj_get(c, self, &m);
 }

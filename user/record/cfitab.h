@@ -76,5 +76,8 @@ struct cfitab_load {
  */
 int cfitab__from_elf_fd(struct cfitab *t, int fd, struct cfitab_load *loads, unsigned *nloads,
 			unsigned max_loads);
+/* The same for an image in memory (the vDSO: every process of this kernel maps the same). */
+int cfitab__from_elf_mem(struct cfitab *t, void *mem, size_t size, struct cfitab_load *loads,
+			 unsigned *nloads, unsigned max_loads);
 
 #endif /* GT_CFITAB_H */

@@ -37,8 +37,8 @@ static bool elf_section(Elf *elf, size_t shstrndx, const char *name, Elf_Data **
 	return false;
 }
 
-int cfitab__from_elf_fd(struct cfitab *t, int fd, struct cfitab_load *loads, unsigned *nloads,
-			unsigned max_loads)
+static int from_elf(struct cfitab *t, int fd, void *mem, size_t size, struct cfitab_load *loads,
+		    unsigned *nloads, unsigned max_loads)
 {
 	static const char *const plts[] = {".plt", ".plt.sec", ".plt.got"};
 	size_t shstrndx, nph;
@@ -49,7 +49,7 @@ int cfitab__from_elf_fd(struct cfitab *t, int fd, struct cfitab_load *loads, uns
 	int err = -ENOEXEC;
 
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = mem ? elf_memory(mem, size) : elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
 	    elf_getshdrstrndx(elf, &shstrndx) || elf_getphdrnum(elf, &nph))
@@ -76,4 +76,16 @@ int cfitab__from_elf_fd(struct cfitab *t, int fd, struct cfitab_load *loads, uns
 out:
 	elf_end(elf);
 	return err;
+}
+
+int cfitab__from_elf_fd(struct cfitab *t, int fd, struct cfitab_load *loads, unsigned *nloads,
+			unsigned max_loads)
+{
+	return from_elf(t, fd, NULL, 0, loads, nloads, max_loads);
+}
+
+int cfitab__from_elf_mem(struct cfitab *t, void *mem, size_t size, struct cfitab_load *loads,
+			 unsigned *nloads, unsigned max_loads)
+{
+	return from_elf(t, -1, mem, size, loads, nloads, max_loads);
 }

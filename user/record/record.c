@@ -562,6 +562,8 @@ int cmd_record(int argc, char **argv)
 		r.cfi = cfimap__new(bpf_map__fd(r.skel->maps.cfi_tables),
 				    bpf_map__fd(r.skel->maps.cfi_pages),
 				    bpf_map__fd(r.skel->maps.cfi_procs), CFI_BUDGET);
+	if (r.cfi && o.cmd)
+		cfimap__preload(r.cfi, exe);
 	r.att = attacher__new(r.skel, &o.probes);
 	r.start_ns = gt_now_mono_ns();
 	record__header_kv(&r, &kv, argc, argv);
