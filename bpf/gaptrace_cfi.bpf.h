@@ -15,7 +15,7 @@ enum gt_cfi_kind {
 	GT_CFI_PLT = 3,	   /* a PLT entry: CFA = %rsp + 8, + 8 more from byte cfa8 of its 16 */
 	GT_CFI_SIGNAL = 4, /* a signal trampoline: the registers are in the ucontext at %rsp */
 	GT_CFI_ROOT = 5,   /* return address undefined: the thread's outermost frame */
-	GT_CFI_EXPR = 6,   /* a rule the walk cannot follow (a DWARF expression, another register) */
+	GT_CFI_EXPR = 6, /* a rule the walk cannot follow (a DWARF expression, another register) */
 };
 
 /*

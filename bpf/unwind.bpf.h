@@ -60,7 +60,7 @@ struct unw_ctx {
 	__u64 ip, sp, bp;
 	__u64 ra_at; /* where the last return address was read (uretprobe fix-up) */
 	__u32 n;
-	__u32 end; /* enum gt_unw_end + 1, 0 while walking */
+	__u32 end;  /* enum gt_unw_end + 1, 0 while walking */
 	bool exact; /* ip is the interrupted instruction, not a return address */
 };
 
@@ -87,7 +87,8 @@ static __always_inline struct gt_cfi_map *unw_map(struct gt_cfi_proc *p, __u64 i
 	/* base: the last range starting at or before ip (or 0). */
 	for (int k = 0; k < 7; k++) {
 		half = len / 2;
-		base += half & -(__u32)le_bit(p->maps[(base + half) & (GT_CFI_MAPS_MAX - 1)].start, ip);
+		base +=
+		    half & -(__u32)le_bit(p->maps[(base + half) & (GT_CFI_MAPS_MAX - 1)].start, ip);
 		len -= half;
 	}
 	m = &p->maps[base & (GT_CFI_MAPS_MAX - 1)];
@@ -232,7 +233,8 @@ static long unw_step(__u64 i, void *arg)
 		u->end = GT_UNW_BAD_READ + 1;
 		return 1;
 	}
-	if (r->rbp8 && bpf_probe_read_user(&u->bp, sizeof(u->bp), (void *)(cfa + (__s64)r->rbp8 * 8))) {
+	if (r->rbp8 &&
+	    bpf_probe_read_user(&u->bp, sizeof(u->bp), (void *)(cfa + (__s64)r->rbp8 * 8))) {
 		u->end = GT_UNW_BAD_READ + 1;
 		return 1;
 	}

@@ -206,7 +206,9 @@ static void test_bad_cie_pointers(void **state)
 	cie = put_cie(s, "zR");
 	for (size_t i = 0; i < 3; i++) {
 		size_t at = s->n, id_at = at + 4;
-		uint32_t ptr = i == 0 ? 4 : i == 1 ? (uint32_t)id_at + 1 : (uint32_t)(id_at - cie - 8);
+		uint32_t ptr = i == 0	? 4
+			       : i == 1 ? (uint32_t)id_at + 1
+					: (uint32_t)(id_at - cie - 8);
 
 		put_fde(s, cie, 0x1000 + 0x100 * i, 0x20, NULL, 0);
 		*(uint32_t *)(s->b + id_at) = ptr;
@@ -323,10 +325,10 @@ static void test_real_object(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_prologue_rows), cmocka_unit_test(test_special_rows),
-	    cmocka_unit_test(test_fallback),	  cmocka_unit_test(test_lying_length),
+	    cmocka_unit_test(test_prologue_rows),    cmocka_unit_test(test_special_rows),
+	    cmocka_unit_test(test_fallback),	     cmocka_unit_test(test_lying_length),
 	    cmocka_unit_test(test_bad_cie_pointers), cmocka_unit_test(test_bad_ops),
-	    cmocka_unit_test(test_row_cap),	  cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_row_cap),	     cmocka_unit_test(test_random),
 	    cmocka_unit_test(test_real_object),
 	};
 

@@ -16,14 +16,14 @@
 #include "record/cfitab.h"
 #include "support/util.h"
 
-#define REG_RBP	      6
-#define REG_RSP	      7
-#define REG_RA	      16
-#define REMEMBER_MAX  16      /* DW_CFA_remember_state depth kept */
-#define AUG_MAX	      16      /* augmentation string bytes read */
-#define CIE_CACHE     8	      /* CIEs kept parsed (most objects use one or two) */
-#define OPS_PER_ROW   64ULL   /* work budget: instructions per row allowed, on average */
-#define OPS_MIN	      (1ULL << 20)
+#define REG_RBP	     6
+#define REG_RSP	     7
+#define REG_RA	     16
+#define REMEMBER_MAX 16	   /* DW_CFA_remember_state depth kept */
+#define AUG_MAX	     16	   /* augmentation string bytes read */
+#define CIE_CACHE    8	   /* CIEs kept parsed (most objects use one or two) */
+#define OPS_PER_ROW  64ULL /* work budget: instructions per row allowed, on average */
+#define OPS_MIN	     (1ULL << 20)
 
 #define DW_EH_PE_omit	 0xff
 #define DW_EH_PE_absptr	 0x00
@@ -173,7 +173,7 @@ struct state {
 	bool cfa_expr;
 	int8_t rbp; /* 0: unchanged, 1: a rule the walk cannot follow, else -n: at CFA - 8n */
 	int64_t rbp_off;
-	int8_t ra;  /* 0: at CFA + ra_off, 1: undefined, 2: another rule */
+	int8_t ra; /* 0: at CFA + ra_off, 1: undefined, 2: another rule */
 	int64_t ra_off;
 };
 
@@ -537,8 +537,8 @@ static bool parse_cie(const uint8_t *sec, size_t size, uint64_t off, bool eh, st
 	return true;
 }
 
-static const struct cie *cie_get(struct cie *cache, unsigned *next, const uint8_t *sec,
-				 size_t size, uint64_t off, bool eh, struct cfitab *t)
+static const struct cie *cie_get(struct cie *cache, unsigned *next, const uint8_t *sec, size_t size,
+				 uint64_t off, bool eh, struct cfitab *t)
 {
 	for (unsigned i = 0; i < CIE_CACHE; i++)
 		if (cache[i].insns && cache[i].off == off)
@@ -612,8 +612,8 @@ int cfitab__add_section(struct cfitab *t, const uint8_t *sec, size_t size, uint6
 			c.p += alen;
 		}
 		t->st.fdes++;
-		r = (struct fde_run){.t = t, .cie = cie, .sec = sec, .sec_addr = addr,
-				     .loc = pc, .end = pc + range};
+		r = (struct fde_run){
+		    .t = t, .cie = cie, .sec = sec, .sec_addr = addr, .loc = pc, .end = pc + range};
 		r.cur.cfa_reg = REG_RSP;
 		r.cur.cfa_off = 8;
 		r.cur.ra_off = -8;
