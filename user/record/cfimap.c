@@ -279,6 +279,8 @@ int cfimap__update(struct cfimap *c, pid_t pid)
 	struct procfs_map m;
 	struct cfi_proc *p = NULL;
 	uint32_t key = (uint32_t)pid;
+	bool has_loader = false, loader_only = false;
+	unsigned others = 0;
 	uint64_t hash;
 	int err;
 
@@ -296,6 +298,11 @@ int cfimap__update(struct cfimap *c, pid_t pid)
 
 		if (!m.exec || (m.path[0] != '/' && strcmp(m.path, "[vdso]")))
 			continue;
+		if (strstr(m.path, "/ld-linux"))
+			has_loader = true;
+		else if (m.path[0] == '/')
+			others++;
+		loader_only = has_loader && others <= 1;
 		o = obj_get(c, pid, &m);
 		if (v->nr == GT_CFI_MAPS_MAX) {
 			gt_dbg("pid %d: more than %d executable mappings: %s is left out of the "
@@ -310,6 +317,17 @@ int cfimap__update(struct cfimap *c, pid_t pid)
 		r->obj = o->kind == OBJ_FP ? GT_CFI_OBJ_FP : o->id;
 	}
 	procfs_maps_close(&it);
+	/*
+	 * Just exec'ed, the loader not done (the executable and ld.so alone):
+	 * the fp walk until the next rescan.  Walks of ld.so's deep frames then
+	 * made the symbolizer re-read the maps just before libc was mapped, and
+	 * it names nothing new for 100 ms after a re-read: libc's first frames
+	 * stayed '?' in a third of launches.
+	 */
+	if (v->nr && loader_only) {
+		free(v);
+		return 0;
+	}
 	hash = gt_hash64(v, sizeof(*v), 0);
 	for (unsigned i = 0; i < CFI_PROCS; i++)
 		if (c->procs[i].pid == key)
@@ -337,13 +355,19 @@ void cfimap__preload(struct cfimap *c, const char *exe)
 {
 	pid_t self = getpid();
 	struct procfs_map m = {.path = exe};
+	struct procfs_maps it;
 	struct stat st;
 
 	if (!c)
 		return;
-	/* Our own libraries are the target's too (libc, ld.so, libstdc++): built once, now. */
-	cfimap__update(c, self);
-	cfimap__forget(c, self);
+	/* Our own system libraries are the target's too (libc, ld.so, libstdc++): built now. */
+	if (!procfs_maps_open(&it, self, 0)) {
+		while (procfs_maps_next(&it, &m))
+			if (m.exec && m.path[0] == '/' && unwind_system_object(m.path))
+				obj_get(c, self, &m);
+		procfs_maps_close(&it);
+	}
+	m = (struct procfs_map){.path = exe};
 	if (!exe || stat(exe, &st) || !S_ISREG(st.st_mode))
 		return;
 	m.dev_major = major(st.st_dev);

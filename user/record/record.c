@@ -514,6 +514,14 @@ int cmd_record(int argc, char **argv)
 			: 16 << 20;
 	if (setup_bpf(&r))
 		goto cleanup;
+	if (o.cfi_walk) {
+		r.cfi = cfimap__new(bpf_map__fd(r.skel->maps.cfi_tables),
+				    bpf_map__fd(r.skel->maps.cfi_pages),
+				    bpf_map__fd(r.skel->maps.cfi_procs), CFI_BUDGET);
+		/* Before the child exists: nothing of it waits on the tables. */
+		if (o.cmd)
+			cfimap__preload(r.cfi, exe);
+	}
 	/* Before the header is written: it records which GPU source was used. */
 	if (o.cmd)
 		gpu_prepare_launch(&o.gpu, &o.probes);
@@ -558,12 +566,6 @@ int cmd_record(int argc, char **argv)
 		record__audit_exe(&r);
 	if (o.cfi_sample_bytes)
 		r.fpless = fpless__new(bpf_map__fd(r.skel->maps.fpless), o.cfi_all);
-	if (o.cfi_walk)
-		r.cfi = cfimap__new(bpf_map__fd(r.skel->maps.cfi_tables),
-				    bpf_map__fd(r.skel->maps.cfi_pages),
-				    bpf_map__fd(r.skel->maps.cfi_procs), CFI_BUDGET);
-	if (r.cfi && o.cmd)
-		cfimap__preload(r.cfi, exe);
 	r.att = attacher__new(r.skel, &o.probes);
 	r.start_ns = gt_now_mono_ns();
 	record__header_kv(&r, &kv, argc, argv);
@@ -630,7 +632,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (r.fpless)
 		fpless__update(r.fpless, r.pid);
-	if (r.cfi)
+	/* Launch mode: the child is still our fork until it execs; its ranges come after. */
+	if (r.cfi && !o.cmd)
 		cfimap__update(r.cfi, r.pid);
 	if (!o.cmd) {
 		record__emit_threads(&r, r.pid);
