@@ -53,8 +53,11 @@ void attach__add_link(struct attacher *a, struct bpf_link *l, unsigned spec_ids,
 		attach__destroy_link(a, &g);
 		return;
 	}
+	__atomic_store_n(&a->last_attach_ns, gt_now_mono_ns(), __ATOMIC_RELAXED);
+	pthread_mutex_lock(&a->reap_lock);
 	gt_grow((void **)&a->links, &a->links_cap, a->nlinks, sizeof(*a->links));
 	a->links[a->nlinks++] = g;
+	pthread_mutex_unlock(&a->reap_lock);
 }
 
 static void add_link(struct attacher *a, struct bpf_link *l)

@@ -55,7 +55,7 @@ struct attacher;
  * an fd or two, and the stop closes every one (~70 ms each for a single
  * uprobe): an object found past it is not probed (warned, counted).
  */
-#define GT_MAX_LINKS 768u
+#define GT_MAX_LINKS 704u
 
 /*
  * Before the BPF load: loads the multi-uprobe programs only where the

@@ -6,6 +6,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -34,6 +35,25 @@ void attach__destroy_link(struct attacher *a, struct gt_link *l)
 }
 
 /*
+ * Closing a link unregisters its uprobes, which contends in the kernel with
+ * the registrations of new ones (both walk every mapping of the file, libc
+ * is mapped everywhere): closed during a storm of 150 short children, they
+ * left 43 of them unprobed.  So links wait until attaching has paused for
+ * REAP_QUIET_NS, or until enough are held that fds or spec ids matter.
+ */
+#define REAP_QUIET_NS (250 * NSEC_PER_MSEC)
+#define REAP_AT	      (GT_MAX_LINKS - 64)
+
+static bool reap_due(struct attacher *a)
+{
+	uint64_t last = __atomic_load_n(&a->last_attach_ns, __ATOMIC_RELAXED);
+	unsigned ids = __atomic_load_n(&a->spec_ids_used, __ATOMIC_RELAXED);
+
+	return a->reap_stop || a->nlinks + a->nreap >= REAP_AT || ids >= GT_USDT_SPEC_IDS / 2 ||
+	       gt_now_mono_ns() - last >= REAP_QUIET_NS;
+}
+
+/*
  * The links of processes that exited: a fork or dlopen storm must not
  * keep their fds and spec ids (~15 fds a process, 256 spec ids in all
  * with libbpf's default map) until the stop.  Each close waits for the
@@ -47,8 +67,21 @@ static void *reaper(void *arg)
 	for (;;) {
 		struct gt_link l;
 
-		while (!a->nreap && !a->reap_stop)
-			pthread_cond_wait(&a->reap_cond, &a->reap_lock);
+		while (!a->reap_stop && (!a->nreap || !reap_due(a))) {
+			struct timespec ts;
+
+			if (!a->nreap) {
+				pthread_cond_wait(&a->reap_cond, &a->reap_lock);
+				continue;
+			}
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 50 * NSEC_PER_MSEC;
+			if (ts.tv_nsec >= (long)NSEC_PER_SEC) {
+				ts.tv_sec++;
+				ts.tv_nsec -= NSEC_PER_SEC;
+			}
+			pthread_cond_timedwait(&a->reap_cond, &a->reap_lock, &ts);
+		}
 		if (!a->nreap)
 			break;
 		l = a->reap[--a->nreap];

@@ -57,6 +57,7 @@ struct attacher {
 	bool reap_stop;
 	unsigned nreapers;
 	pthread_t reapers[REAPERS];
+	uint64_t last_attach_ns; /* the last link made (reapers wait for a pause) */
 	struct seen_obj *seen;
 	size_t nseen, seen_cap;
 	int *perf_fds;

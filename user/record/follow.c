@@ -169,7 +169,8 @@ void record__follow_rescan(struct recorder *r, bool all)
 			i++;
 			continue;
 		}
-		if (attacher__scan(r->att, p->pid) < 0 && !target &&
+		/* A zombie (a parent that does not wait) reads as no mappings, not an error. */
+		if (attacher__scan(r->att, p->pid) <= 0 && !target &&
 		    procfs_live_thread(p->pid, 0) <= 0) {
 			/* Exited: its pid may come back as another process, not ours. */
 			attacher__forget(r->att, p->pid);
