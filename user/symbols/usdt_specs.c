@@ -20,7 +20,8 @@
 /* The distinct argument strings of one probe: open addressing, pointers into the notes. */
 struct spec_set {
 	const char **slot;
-	size_t cap; /* a power of two, over twice the most entries kept */
+	size_t cap; /* a power of two, kept over twice n (0 until the first) */
+	size_t n;
 };
 
 struct census_ctx {
@@ -41,17 +42,37 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-/* Adds args to the set; true if it was not there. */
+static void spec_set__put(const char **slot, size_t cap, const char *args)
+{
+	size_t i = (size_t)hash_str(args) & (cap - 1);
+
+	while (slot[i])
+		i = (i + 1) & (cap - 1);
+	slot[i] = args;
+}
+
+/* Adds args to the set (growing it); true if it was not there. */
 static bool spec_set__add(struct spec_set *set, const char *args)
 {
-	size_t i = (size_t)hash_str(args) & (set->cap - 1);
+	size_t i;
 
-	while (set->slot[i]) {
+	if (2 * (set->n + 1) > set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 64;
+		const char **slot = gt_xcalloc(cap, sizeof(*slot));
+
+		for (i = 0; i < set->cap; i++)
+			if (set->slot[i])
+				spec_set__put(slot, cap, set->slot[i]);
+		free(set->slot);
+		set->slot = slot;
+		set->cap = cap;
+	}
+	for (i = (size_t)hash_str(args) & (set->cap - 1); set->slot[i];
+	     i = (i + 1) & (set->cap - 1))
 		if (!strcmp(set->slot[i], args))
 			return false;
-		i = (i + 1) & (set->cap - 1);
-	}
 	set->slot[i] = args;
+	set->n++;
 	return true;
 }
 
@@ -100,7 +121,7 @@ int syms_elf_usdt_census(const char *path, const char *provider, const char *con
 	    .provider = provider, .names = names, .n = n, .max_specs = max_specs, .out = out};
 	Elf_Scn *scn = NULL;
 	struct elf_handle h;
-	size_t shstrndx, nscn = 0, cap = 4, i;
+	size_t shstrndx, nscn = 0, i;
 	int err, found = 0;
 
 	if (!path || !provider || !names || !out || n > MAX_NAMES)
@@ -109,10 +130,6 @@ int syms_elf_usdt_census(const char *path, const char *provider, const char *con
 	err = elf_handle__open(&h, path);
 	if (err)
 		return err == -ENOEXEC ? 0 : err;
-	while (cap < 2 * ((size_t)max_specs + 1))
-		cap <<= 1;
-	for (i = 0; i < n; i++)
-		c.sets[i] = (struct spec_set){gt_xcalloc(cap, sizeof(char *)), cap};
 	c.addr_size = gelf_getclass(h.elf) == ELFCLASS64 ? 8 : 4;
 	if (elf_getshdrstrndx(h.elf, &shstrndx))
 		goto out;
