@@ -39,6 +39,13 @@ INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Icupti
 # can be copied to another host; Debian ships them all as .a.
 STATIC_PKGS := libbpf libdw
 STATIC_LIBS := $(shell pkg-config --static --libs $(STATIC_PKGS) 2>/dev/null)
+# libbpf 1.4 or later (bookworm-backports, tools/install-deps): USDT probes
+# and uprobes attached as multi-uprobe links, one per object and process.
+ifeq ($(filter deps clean format format-check,$(MAKECMDGOALS)),)
+ifneq ($(shell pkg-config --atleast-version=1.4 libbpf && echo y),y)
+$(error gaptrace needs libbpf 1.4 or later (pkg-config finds $(shell pkg-config --modversion libbpf 2>/dev/null)): run 'sudo make deps')
+endif
+endif
 LIBS_STATIC := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic
 # libstdc++ (shared) for __cxa_demangle: C++ frame names in flame graphs.
 # libmicrohttpd (shared: its static build needs GnuTLS's) for monitor --listen.

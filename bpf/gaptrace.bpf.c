@@ -1063,8 +1063,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 /* ---- uprobes on rare heavy functions: entry and return paired here ---- */
 
-SEC("uprobe")
-int BPF_KPROBE(call_enter)
+static __always_inline int on_call_enter(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 key = (id << 32) | (bpf_get_attach_cookie(ctx) & 0xffffffff);
@@ -1078,8 +1077,7 @@ int BPF_KPROBE(call_enter)
 	return 0;
 }
 
-SEC("uretprobe")
-int BPF_KRETPROBE(call_exit)
+static __always_inline int on_call_exit(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 func = bpf_get_attach_cookie(ctx) & 0xffffffff;
@@ -1109,13 +1107,41 @@ int BPF_KRETPROBE(call_exit)
 }
 
 /*
+ * Two forms of each: single uprobes (a perf event per function and process)
+ * and multi-uprobe links (one per object and process, kernel 6.6+); the
+ * recorder loads the form the kernel takes (attacher__choose_programs).
+ */
+SEC("uprobe")
+int BPF_KPROBE(call_enter)
+{
+	return on_call_enter(ctx);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(call_exit)
+{
+	return on_call_exit(ctx);
+}
+
+SEC("uprobe.multi")
+int BPF_KPROBE(call_enter_multi)
+{
+	return on_call_enter(ctx);
+}
+
+SEC("uretprobe.multi")
+int BPF_KRETPROBE(call_exit_multi)
+{
+	return on_call_exit(ctx);
+}
+
+/*
  * ---- the loader's _dl_debug_state: called around every change of its link
  * map (twice per dlopen), so rare; it tells the recorder at once that a
  * library may bring new probe sites, where a periodic maps walk took up to
  * its period.
  */
-SEC("uprobe")
-int BPF_KPROBE(loader_state)
+static __always_inline int on_loader_state(void)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 
@@ -1123,6 +1149,18 @@ int BPF_KPROBE(loader_state)
 		return 0;
 	emit_task(t, GT_TASK_LOADED, 0, NULL, true);
 	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(loader_state)
+{
+	return on_loader_state();
+}
+
+SEC("uprobe.multi")
+int BPF_KPROBE(loader_state_multi)
+{
+	return on_loader_state();
 }
 
 /* ---- the gaptrace USDT interface (cupti/gaptrace-usdt.h) ---- */

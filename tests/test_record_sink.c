@@ -662,6 +662,30 @@ static void test_name_task_runt(void **state)
 }
 
 /*
+ * A thread's exit asks nothing of the recorder; its leader's asks for a
+ * rescan of the process (which releases its links once it is gone).
+ * Both are kept.
+ */
+static void test_exit_rescan(void **state)
+{
+	struct fx *f = *state;
+	struct gt_task t = {.hdr = {GT_REC_TASK, sizeof(t), 0, 150}};
+
+	t.pid = 300;
+	t.tid = 301;
+	t.event = GT_TASK_EXIT;
+	record_sink__feed(&f->sink, &t, sizeof(t));
+	assert_int_equal(f->tasks, 0);
+	t.tid = 300;
+	record_sink__feed(&f->sink, &t, sizeof(t));
+	assert_int_equal(f->tasks, 1);
+	assert_int_equal(f->task_pid, 300);
+	assert_false(f->task_exec);
+	read_back(f);
+	assert_int_equal(f->nevents, 2);
+}
+
+/*
  * A waker outside the trace is named once by a PEER record ahead of the
  * interval; a traced one, one from an interrupt, and the loader's hook
  * (a rescan, never kept) write nothing.
@@ -851,6 +875,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_stack_ids_resent_and_late, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_batch_split, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_name_task_runt, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_exit_rescan, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_untraced_waker_and_loader, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_segment_rewrites_stacks, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_stitch),

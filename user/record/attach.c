@@ -21,150 +21,11 @@
 #include "capture/capture.h"
 #include "gaptrace.skel.h"
 #include "symbols/elf.h"
+#include "symbols/func_offsets.h"
 #include "symbols/live.h"
-#include "symbols/usdt.h"
 #include "support/procfs.h"
 #include "support/safeopen.h"
 #include "support/util.h"
-
-static const char *const usdt_names[] = {
-    "unit_begin", "unit_end", "gpu_launch", "gpu_op", "gpu_batch", "gpu_name",
-};
-
-uint32_t probe_table__add(struct probe_table *t, const char *name, const char *module,
-			  const char *category)
-{
-	struct probe_func *f;
-
-	gt_grow((void **)&t->funcs, &t->cap, t->n, sizeof(*t->funcs));
-	f = &t->funcs[t->n];
-	f->id = (uint32_t)t->n;
-	f->name = gt_xstrdup(name);
-	f->module = gt_xstrdup(module ? module : "");
-	f->category = gt_xstrdup(category);
-	return (uint32_t)t->n++;
-}
-
-void probe_table__add_defaults(struct probe_table *t)
-{
-	/* Rare and heavy: called per partition, not per allocation. */
-	static const char *const libc_alloc[] = {"malloc_trim", "munmap"};
-	static const char *const libc_io[] = {"fsync", "fdatasync"};
-	/*
-	 * The driver's allocation calls (absent ones are skipped): pinned, device,
-	 * managed, stream-ordered (and their per-thread-stream _ptsz entries),
-	 * and the virtual memory management calls.  The runtime's
-	 * cudaMalloc, cudaFree and cudaHost calls end in these.
-	 */
-	static const char *const cuda_alloc[] = {
-	    "cuMemHostAlloc",
-	    "cuMemFreeHost",
-	    "cuMemHostRegister",
-	    "cuMemHostRegister_v2",
-	    "cuMemHostUnregister",
-	    "cuMemAlloc_v2",
-	    "cuMemFree_v2",
-	    "cuMemAllocHost_v2",
-	    "cuMemAllocManaged",
-	    "cuMemAllocPitch_v2",
-	    "cuMemAllocAsync",
-	    "cuMemAllocAsync_ptsz",
-	    "cuMemFreeAsync",
-	    "cuMemFreeAsync_ptsz",
-	    "cuMemAllocFromPoolAsync",
-	    "cuMemAllocFromPoolAsync_ptsz",
-	    "cuMemPoolTrimTo",
-	    "cuMemCreate",
-	    "cuMemRelease",
-	    "cuMemMap",
-	    "cuMemUnmap",
-	    "cuMemSetAccess",
-	    "cuMemAddressReserve",
-	    "cuMemAddressFree",
-	};
-	static const char *const cuda_sync[] = {
-	    "cuStreamSynchronize",
-	    "cuCtxSynchronize",
-	    "cuEventSynchronize",
-	};
-	size_t i;
-
-	for (i = 0; i < GT_ARRAY_SIZE(libc_alloc); i++)
-		probe_table__add(t, libc_alloc[i], "libc.so", "allocator");
-	for (i = 0; i < GT_ARRAY_SIZE(libc_io); i++)
-		probe_table__add(t, libc_io[i], "libc.so", "io");
-	for (i = 0; i < GT_ARRAY_SIZE(cuda_alloc); i++)
-		probe_table__add(t, cuda_alloc[i], "libcuda.so", "allocator");
-	/* "sync": CUDA time, and the end of GPU busy time in the host-side view. */
-	for (i = 0; i < GT_ARRAY_SIZE(cuda_sync); i++)
-		probe_table__add(t, cuda_sync[i], "libcuda.so", "sync");
-}
-
-static bool valid_category(const char *c)
-{
-	static const char *const cats[] = {"scheduler", "lock", "allocator", "wait", "io",
-					   "sleep",	"cuda", "cpu",	     "unit"};
-
-	for (size_t i = 0; i < GT_ARRAY_SIZE(cats); i++)
-		if (!strcmp(c, cats[i]))
-			return true;
-	return false;
-}
-
-int probe_table__parse(struct probe_table *t, const char *spec, char *err, size_t errlen)
-{
-	char buf[512], *eq, *colon, *func, *lib = NULL;
-	const char *cat = "cpu";
-
-	if (strlen(spec) >= sizeof(buf) || !*spec) {
-		snprintf(err, errlen, "bad --probe '%s': expected [LIB:]FUNC[=CATEGORY]", spec);
-		return -1;
-	}
-	strcpy(buf, spec);
-	eq = strchr(buf, '=');
-	if (eq) {
-		*eq = '\0';
-		cat = eq + 1;
-		if (!valid_category(cat)) {
-			snprintf(err, errlen,
-				 "bad --probe '%s': unknown category '%s' (use scheduler, lock, "
-				 "allocator, wait, io, sleep, cuda or cpu)",
-				 spec, cat);
-			return -1;
-		}
-	}
-	colon = strrchr(buf, ':');
-	func = buf;
-	if (colon) {
-		*colon = '\0';
-		lib = buf;
-		func = colon + 1;
-	}
-	if (!*func || (lib && !*lib)) {
-		snprintf(err, errlen, "bad --probe '%s': expected [LIB:]FUNC[=CATEGORY]", spec);
-		return -1;
-	}
-	probe_table__add(t, func, lib ? lib : "", cat);
-	return 0;
-}
-
-void probe_table__emit(const struct probe_table *t, size_t first, struct capture_buf *b)
-{
-	for (size_t i = first; i < t->n; i++)
-		capture_buf__probe(b, t->funcs[i].id, t->funcs[i].name, t->funcs[i].module,
-				   t->funcs[i].category);
-}
-
-void probe_table__free(struct probe_table *t)
-{
-	for (size_t i = 0; i < t->n; i++) {
-		free(t->funcs[i].name);
-		free(t->funcs[i].module);
-		free(t->funcs[i].category);
-	}
-	free(t->funcs);
-	memset(t, 0, sizeof(*t));
-}
 
 struct attacher *attacher__new(struct gaptrace_bpf *skel, const struct probe_table *probes)
 {
@@ -172,39 +33,37 @@ struct attacher *attacher__new(struct gaptrace_bpf *skel, const struct probe_tab
 
 	a->skel = skel;
 	a->probes = probes;
+	a->multi = bpf_program__autoload(skel->progs.call_enter_multi);
+	pthread_mutex_init(&a->usdt_lock, NULL);
+	pthread_mutex_init(&a->reap_lock, NULL);
+	pthread_cond_init(&a->reap_cond, NULL);
+	attach__reapers_start(a);
 	return a;
+}
+
+/*
+ * Keeps l, made for the process being attached (a->link_pid), so that it is
+ * released when that process exits.
+ */
+void attach__add_link(struct attacher *a, struct bpf_link *l, unsigned spec_ids, bool usdt)
+{
+	struct gt_link g = {l, a->link_pid, spec_ids, usdt};
+
+	/* A process followed during the final drain: the detacher owns the list. */
+	if (a->detached) {
+		attach__destroy_link(a, &g);
+		return;
+	}
+	__atomic_store_n(&a->last_attach_ns, gt_now_mono_ns(), __ATOMIC_RELAXED);
+	pthread_mutex_lock(&a->reap_lock);
+	gt_grow((void **)&a->links, &a->links_cap, a->nlinks, sizeof(*a->links));
+	a->links[a->nlinks++] = g;
+	pthread_mutex_unlock(&a->reap_lock);
 }
 
 static void add_link(struct attacher *a, struct bpf_link *l)
 {
-	/* A process followed during the final drain: the detacher owns the list. */
-	if (a->detached) {
-		bpf_link__destroy(l);
-		return;
-	}
-	gt_grow((void **)&a->links, &a->links_cap, a->nlinks, sizeof(*a->links));
-	a->links[a->nlinks++] = l;
-}
-
-static struct bpf_program *usdt_prog(struct attacher *a, size_t i)
-{
-	struct gaptrace_bpf *s = a->skel;
-	struct bpf_program *progs[] = {
-	    s->progs.usdt_unit_begin, s->progs.usdt_unit_end,  s->progs.usdt_gpu_launch,
-	    s->progs.usdt_gpu_op,     s->progs.usdt_gpu_batch, s->progs.usdt_gpu_name,
-	};
-
-	return progs[i];
-}
-
-static int usdt_cb(const char *name, void *ctx)
-{
-	unsigned *mask = ctx;
-
-	for (size_t i = 0; i < GT_ARRAY_SIZE(usdt_names); i++)
-		if (!strcmp(name, usdt_names[i]))
-			*mask |= 1U << i;
-	return 0;
+	attach__add_link(a, l, 0, false);
 }
 
 static bool module_matches(const char *pattern, const char *path)
@@ -219,7 +78,7 @@ static bool module_matches(const char *pattern, const char *path)
  * The process has no thread left that runs: it exited (maybe still a zombie).
  * Marks the attacher so no further probe waits in the kernel for nothing.
  */
-static bool target_gone(struct attacher *a, pid_t pid)
+bool attach__target_gone(struct attacher *a, pid_t pid)
 {
 	if (a->gone_pid != pid) {
 		a->gone_pid = pid;
@@ -236,7 +95,7 @@ static bool target_gone(struct attacher *a, pid_t pid)
  * later ones milliseconds), asleep in register_for_each_vma -> rcu_sync_enter
  * -> synchronize_rcu_expedited (/proc/PID/stack).  Said under -v.
  */
-static void note_slow(const char *what, const char *name, pid_t pid, uint64_t t0)
+void attach__note_slow(const char *what, const char *name, pid_t pid, uint64_t t0)
 {
 	uint64_t ns = gt_now_mono_ns() - t0;
 
@@ -260,40 +119,22 @@ static struct bpf_link *uprobe_link(struct attacher *a, const struct bpf_program
 	int err = l ? 0 : errno;
 	pid_t alt;
 
-	note_slow("uprobe", o->func_name, pid, t0);
+	attach__note_slow("uprobe", o->func_name, pid, t0);
 	if (!l && err == ESRCH && (alt = procfs_live_thread(pid, pid)) > 0) {
 		gt_dbg("pid %d refused a uprobe (exiting leader): attaching through thread %d", pid,
 		       alt);
 		l = bpf_program__attach_uprobe_opts(prog, alt, path, 0, o);
 		err = l ? 0 : errno;
 	}
-	if (!l && err == ESRCH)
-		target_gone(a, pid);
-	errno = err;
-	return l;
-}
-
-static struct bpf_link *usdt_link(struct attacher *a, const struct bpf_program *prog, pid_t pid,
-				  const char *path, const char *name)
-{
-	uint64_t t0 = gt_now_mono_ns();
-	struct bpf_link *l = bpf_program__attach_usdt(prog, pid, path, "gaptrace", name, NULL);
-	int err = l ? 0 : errno;
-	pid_t alt;
-
-	note_slow("USDT probe", name, pid, t0);
-	if (!l && err == ESRCH && (alt = procfs_live_thread(pid, pid)) > 0) {
-		l = bpf_program__attach_usdt(prog, alt, path, "gaptrace", name, NULL);
-		err = l ? 0 : errno;
-	}
-	if (!l && err == ESRCH)
-		target_gone(a, pid);
+	/* ENOENT: its /proc/PID/root path went with it. */
+	if (!l && (err == ESRCH || err == ENOENT))
+		attach__target_gone(a, pid);
 	errno = err;
 	return l;
 }
 
 /* Said once: everything not attached yet is missing, and why. */
-static void warn_gone(struct attacher *a, pid_t pid, const char *what, const char *name)
+void attach__warn_gone(struct attacher *a, pid_t pid, const char *what, const char *name)
 {
 	if (a->gone_said)
 		return;
@@ -308,6 +149,35 @@ static void warn_gone(struct attacher *a, pid_t pid, const char *what, const cha
 		pid, what, name);
 }
 
+/* A limit (fds) refused an attach: said once, counted for the summary. */
+void attach__note_refused(struct attacher *a, pid_t pid, int err)
+{
+	if (err != EMFILE && err != ENFILE)
+		return;
+	if (!a->fd_refused++)
+		gt_warn("out of file descriptors attaching to pid %d (%s): its probes and those of "
+			"later processes are missing; raise 'ulimit -n' (counted in the summary)",
+			pid, strerror(err));
+}
+
+bool attach__room(struct attacher *a, pid_t pid)
+{
+	size_t held;
+
+	pthread_mutex_lock(&a->reap_lock);
+	held = a->nlinks + a->nreap;
+	pthread_mutex_unlock(&a->reap_lock);
+	/* An object adds at most ~10 links (6 USDT probes, uprobes, the loader hook). */
+	if (held + 16 <= GT_MAX_LINKS)
+		return true;
+	if (!a->link_capped++)
+		gt_warn(
+		    "%zu probe links held (gaptrace's limit): objects of pid %d and others wait "
+		    "for processes to exit before they are probed (counted in the summary)",
+		    held, pid);
+	return false;
+}
+
 static void mark_attached(struct attacher *a, size_t i)
 {
 	size_t old = a->attached_cap;
@@ -317,54 +187,104 @@ static void mark_attached(struct attacher *a, size_t i)
 	a->attached[i] = true;
 }
 
-static int attach_usdt(struct attacher *a, pid_t pid, const char *path)
-{
-	unsigned mask = 0;
-	int n = 0;
-
-	if (a->gone || syms_elf_usdt_probes(path, "gaptrace", usdt_cb, &mask) <= 0)
-		return 0;
-	for (size_t i = 0; i < GT_ARRAY_SIZE(usdt_names); i++) {
-		struct bpf_link *l;
-
-		if (!(mask & (1U << i)))
-			continue;
-		l = usdt_link(a, usdt_prog(a, i), pid, path, usdt_names[i]);
-		if (!l && a->gone) {
-			warn_gone(a, pid, "USDT probe", usdt_names[i]);
-			break;
-		}
-		if (!l) {
-			gt_warn("cannot attach USDT gaptrace:%s in %s (pid %d): %s; its records "
-				"will be missing",
-				usdt_names[i], path, pid, strerror(errno));
-			continue;
-		}
-		add_link(a, l);
-		a->usdt_links++;
-		a->usdt_seen |= 1U << i;
-		n++;
-	}
-	if (n)
-		gt_dbg("attached %d USDT probes in %s (pid %d)", n, path, pid);
-	return n;
-}
-
 /*
  * name: the object's own path (matched against probe modules); path: where to
  * open it.  Probes from table index first on.
  */
+static void note_attached(struct attacher *a, pid_t pid, const char *path, size_t i)
+{
+	const struct probe_func *f = &a->probes->funcs[i];
+
+	a->uprobe_links++;
+	mark_attached(a, i);
+	gt_dbg("uprobe %s (%s) in %s (pid %d)", f->name, f->category, path, pid);
+}
+
+/*
+ * The probed functions of the object (from table index first on) as two
+ * multi-uprobe links, entries and returns; done[i] says which.  Returns the
+ * number attached; those left (refused for another reason than the
+ * process's exit, or not placed by offset) get single uprobes.
+ */
+static int attach_uprobes_multi(struct attacher *a, pid_t pid, const char *name, const char *path,
+				size_t first, bool *done)
+{
+	size_t max = a->probes->n - first, cnt = 0;
+	const char **names = gt_xcalloc(max, sizeof(*names));
+	unsigned long *offs = gt_xcalloc(max, sizeof(*offs));
+	uint64_t *cookies = gt_xcalloc(max, sizeof(*cookies));
+	size_t *idx = gt_xcalloc(max, sizeof(*idx));
+	struct bpf_link *enter = NULL, *ret = NULL;
+	int n = 0;
+
+	for (size_t i = first; i < a->probes->n; i++) {
+		const struct probe_func *f = &a->probes->funcs[i];
+
+		if (module_matches(f->module, name) && syms_elf_has_func(path, f->name)) {
+			names[cnt] = f->name;
+			idx[cnt++] = i;
+		}
+	}
+	if (!cnt || a->gone || syms_elf_func_offsets(path, names, cnt, offs) <= 0)
+		goto cleanup;
+	/* Placed ones first, in table order. */
+	for (size_t k = 0, m = 0; k < cnt; k++) {
+		if (!offs[k])
+			continue;
+		names[m] = names[k];
+		offs[m] = offs[k];
+		cookies[m] = a->probes->funcs[idx[k]].id;
+		idx[m++] = idx[k];
+		n = (int)m;
+	}
+	cnt = (size_t)n;
+	n = 0;
+	enter = attach__multi_link(a, a->skel->progs.call_enter_multi, pid, path, names[0], offs,
+				   cookies, cnt, false);
+	if (enter)
+		ret = attach__multi_link(a, a->skel->progs.call_exit_multi, pid, path, names[0],
+					 offs, cookies, cnt, true);
+	if (!ret && a->gone) {
+		attach__warn_gone(a, pid, enter ? "uretprobe" : "uprobe", names[0]);
+		goto cleanup;
+	}
+	if (!ret) {
+		attach__note_refused(a, pid, errno);
+		gt_dbg("multi-uprobe links on %s (pid %d) refused: %s; trying single uprobes", path,
+		       pid, strerror(errno));
+		goto cleanup;
+	}
+	add_link(a, enter);
+	add_link(a, ret);
+	enter = ret = NULL;
+	for (size_t k = 0; k < cnt; k++) {
+		done[idx[k]] = true;
+		note_attached(a, pid, path, idx[k]);
+	}
+	n = (int)cnt;
+cleanup:
+	bpf_link__destroy(enter);
+	free(names);
+	free(offs);
+	free(cookies);
+	free(idx);
+	return n;
+}
+
 static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const char *path,
 			  size_t first)
 {
-	int n = 0;
+	bool *done = gt_xcalloc(a->probes->n + 1, sizeof(*done));
+	int n = a->multi && first < a->probes->n
+		    ? attach_uprobes_multi(a, pid, name, path, first, done)
+		    : 0;
 
 	for (size_t i = first; i < a->probes->n && !a->gone; i++) {
 		const struct probe_func *f = &a->probes->funcs[i];
 		struct bpf_link *enter, *ret;
 
 		/* A probe without a library looks in every object that defines it. */
-		if (!module_matches(f->module, name))
+		if (done[i] || !module_matches(f->module, name))
 			continue;
 		if (!syms_elf_has_func(path, f->name))
 			continue;
@@ -373,21 +293,23 @@ static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const
 			    .retprobe = true);
 		enter = uprobe_link(a, a->skel->progs.call_enter, pid, path, &eo);
 		if (!enter && a->gone) {
-			warn_gone(a, pid, "uprobe", f->name);
+			attach__warn_gone(a, pid, "uprobe", f->name);
 			break;
 		}
 		if (!enter) {
+			attach__note_refused(a, pid, errno);
 			gt_warn("cannot attach uprobe %s in %s (pid %d): %s", f->name, path, pid,
 				strerror(errno));
 			continue;
 		}
 		ret = uprobe_link(a, a->skel->progs.call_exit, pid, path, &ro);
 		if (!ret && a->gone) {
-			warn_gone(a, pid, "uretprobe", f->name);
+			attach__warn_gone(a, pid, "uretprobe", f->name);
 			bpf_link__destroy(enter);
 			break;
 		}
 		if (!ret) {
+			attach__note_refused(a, pid, errno);
 			gt_warn("cannot attach uretprobe %s in %s (pid %d): %s", f->name, path, pid,
 				strerror(errno));
 			bpf_link__destroy(enter);
@@ -395,11 +317,10 @@ static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const
 		}
 		add_link(a, enter);
 		add_link(a, ret);
-		a->uprobe_links++;
-		mark_attached(a, i);
+		note_attached(a, pid, path, i);
 		n++;
-		gt_dbg("uprobe %s (%s) in %s (pid %d)", f->name, f->category, path, pid);
 	}
+	free(done);
 	return n;
 }
 
@@ -412,15 +333,26 @@ static int attach_uprobes(struct attacher *a, pid_t pid, const char *name, const
 static int attach_loader(struct attacher *a, pid_t pid, const char *name, const char *path)
 {
 	const char *base = strrchr(name, '/');
-	struct bpf_link *l;
+	struct bpf_link *l = NULL;
 
 	base = base ? base + 1 : name;
 	if (a->gone || strncmp(base, "ld-", 3) || !strstr(base, ".so") ||
 	    !syms_elf_has_func(path, "_dl_debug_state"))
 		return 0;
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = "_dl_debug_state");
-	l = uprobe_link(a, a->skel->progs.loader_state, pid, path, &o);
+	if (a->multi) {
+		const char *sym = "_dl_debug_state";
+		unsigned long off = 0;
+		uint64_t cookie = 0;
+
+		if (syms_elf_func_offsets(path, &sym, 1, &off) == 1)
+			l = attach__multi_link(a, a->skel->progs.loader_state_multi, pid, path, sym,
+					       &off, &cookie, 1, false);
+	}
+	if (!l && !a->gone)
+		l = uprobe_link(a, a->skel->progs.loader_state, pid, path, &o);
 	if (!l) {
+		attach__note_refused(a, pid, errno);
 		if (!a->gone)
 			gt_warn("cannot attach a uprobe to the loader %s (pid %d): %s; probes of "
 				"libraries it dlopens are found only by the periodic rescan",
@@ -460,6 +392,7 @@ int attacher__attach_object(struct attacher *a, pid_t pid, const char *path)
 	struct stat st;
 
 	scan_begins(a, pid);
+	a->link_pid = pid;
 	/* Remember the object so a later maps scan does not attach it twice. */
 	if (stat(path, &st) == 0) {
 		m.inode = st.st_ino;
@@ -468,7 +401,9 @@ int attacher__attach_object(struct attacher *a, pid_t pid, const char *path)
 		if (seen_before(a, pid, &m))
 			return 0;
 	}
-	return attach_usdt(a, pid, path) + attach_uprobes(a, pid, path, path, 0);
+	if (!attach__room(a, pid))
+		return 0;
+	return attach__usdt(a, pid, path) + attach_uprobes(a, pid, path, path, 0);
 }
 
 struct scan_ctx {
@@ -533,11 +468,12 @@ static int scan_cb(const struct syms_mapping *m, void *ctx)
 		return 1; /* the rest waits for the next scan */
 	if (!m->exec || !m->inode || m->path[0] != '/')
 		return 0;
-	if (seen_before(sc->a, sc->pid, m))
+	/* Before seen_before: an object put off is tried again by a later scan. */
+	if (!attach__room(sc->a, sc->pid) || seen_before(sc->a, sc->pid, m))
 		return 0;
 	mapping_path(sc->via, m, path, sizeof(path));
 	sc->attached +=
-	    attach_usdt(sc->a, sc->via, path) + attach_uprobes(sc->a, sc->via, m->path, path, 0);
+	    attach__usdt(sc->a, sc->via, path) + attach_uprobes(sc->a, sc->via, m->path, path, 0);
 	attach_loader(sc->a, sc->via, m->path, path);
 	/* Cut short (the process exited or was exec'ing): the next scan tries it again. */
 	if (sc->a->gone)
@@ -565,12 +501,14 @@ static int late_cb(const struct syms_mapping *m, void *ctx)
 	    lc->last.dev_minor == m->dev_minor)
 		return 0;
 	lc->last = (struct seen_obj){lc->pid, m->inode, m->dev_major, m->dev_minor};
+	if (!attach__room(lc->a, lc->pid))
+		return 0;
 	mapping_path(lc->via, m, path, sizeof(path));
 	if (seen_before(lc->a, lc->pid, m)) {
 		lc->attached += attach_uprobes(lc->a, lc->via, m->path, path, lc->first);
 	} else {
 		/* Mapped since the last scan: everything, as that scan would have. */
-		attach_usdt(lc->a, lc->via, path);
+		attach__usdt(lc->a, lc->via, path);
 		lc->attached += attach_uprobes(lc->a, lc->via, m->path, path, 0);
 		attach_loader(lc->a, lc->via, m->path, path);
 	}
@@ -583,6 +521,7 @@ int attacher__attach_probes_from(struct attacher *a, pid_t pid, size_t first)
 	int err;
 
 	scan_begins(a, lc.via);
+	a->link_pid = pid;
 	err = syms_read_exec_mappings((uint32_t)lc.via, late_cb, &lc);
 
 	return err < 0 ? err : lc.attached;
@@ -618,6 +557,7 @@ int attacher__scan(struct attacher *a, pid_t pid)
 	int err;
 
 	scan_begins(a, sc.via);
+	a->link_pid = pid;
 	err = syms_read_exec_mappings((uint32_t)sc.via, scan_cb, &sc);
 
 	return err < 0 ? err : sc.attached;
@@ -641,6 +581,7 @@ static int open_sampler(pid_t tid, int cpu, uint64_t period_ns)
 static int add_sampler(struct attacher *a, int fd)
 {
 	struct bpf_link *l = bpf_program__attach_perf_event(a->skel->progs.on_sample, fd);
+	pid_t pid = a->link_pid;
 
 	if (!l) {
 		int err = -errno;
@@ -648,7 +589,10 @@ static int add_sampler(struct attacher *a, int fd)
 		close(fd);
 		return err;
 	}
+	/* Samplers stay to the stop: attacher__detach closes their fds first. */
+	a->link_pid = 0;
 	add_link(a, l);
+	a->link_pid = pid;
 	gt_grow((void **)&a->perf_fds, &a->perf_cap, a->nperf, sizeof(*a->perf_fds));
 	a->perf_fds[a->nperf++] = fd;
 	a->samplers++;
@@ -724,11 +668,12 @@ void attacher__forget(struct attacher *a, pid_t pid)
 		if (a->seen[i].pid != pid)
 			a->seen[n++] = a->seen[i];
 	a->nseen = n;
+	attach__reap(a, pid);
 }
 
 bool attacher__target_gone(struct attacher *a, pid_t pid)
 {
-	return target_gone(a, pid);
+	return attach__target_gone(a, pid);
 }
 
 size_t attacher__attached_names(const struct attacher *a, char *buf, size_t len)
@@ -753,11 +698,6 @@ size_t attacher__attached_names(const struct attacher *a, char *buf, size_t len)
 	return off;
 }
 
-unsigned attacher__usdt_links(const struct attacher *a)
-{
-	return a->usdt_links;
-}
-
 unsigned attacher__uprobe_links(const struct attacher *a)
 {
 	return a->uprobe_links;
@@ -766,29 +706,4 @@ unsigned attacher__uprobe_links(const struct attacher *a)
 unsigned attacher__sample_events(const struct attacher *a)
 {
 	return a->samplers;
-}
-
-bool attacher__has_usdt(const struct attacher *a, const char *name)
-{
-	for (size_t i = 0; i < GT_ARRAY_SIZE(usdt_names); i++)
-		if (!strcmp(name, usdt_names[i]))
-			return a->usdt_seen & (1U << i);
-	return false;
-}
-
-void attacher__free(struct attacher *a)
-{
-	if (!a)
-		return;
-	attacher__detach(a);
-	if (a->detaching)
-		pthread_join(a->detacher, NULL);
-	if (a->ndetach)
-		gt_dbg("detached %zu uprobe/USDT links in %.1f ms", a->ndetach,
-		       (double)(gt_now_mono_ns() - a->detach_from_ns) / 1e6);
-	free(a->links);
-	free(a->perf_fds);
-	free(a->seen);
-	free(a->attached);
-	free(a);
 }

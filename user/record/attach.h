@@ -42,6 +42,27 @@ void probe_table__free(struct probe_table *t);
 
 struct attacher;
 
+/*
+ * Spec ids libbpf may hand out (the size of its __bpf_usdt_specs map, set
+ * before the load; libbpf's default is 256): one per distinct argument
+ * string of an attached probe, given back when its link is destroyed.
+ */
+#define GT_USDT_SPEC_IDS 4096u
+/* Most sites of one probe in one object attached (one multi-uprobe link). */
+#define GT_USDT_MAX_SITES 16384u
+/*
+ * Most links held at once (live, or released and not yet closed): each is
+ * an fd or two, and the stop closes every one (~70 ms each for a single
+ * uprobe): an object found past it is not probed (warned, counted).
+ */
+#define GT_MAX_LINKS 704u
+
+/*
+ * Before the BPF load: loads the multi-uprobe programs only where the
+ * kernel takes multi-uprobe links (the single-uprobe ones always).  True
+ * for multi.
+ */
+bool attacher__choose_programs(struct gaptrace_bpf *skel);
 struct attacher *attacher__new(struct gaptrace_bpf *skel, const struct probe_table *probes);
 /*
  * Reads pid's maps and attaches USDT programs and uprobes to every object
@@ -80,7 +101,9 @@ int attacher__sample_threads(struct attacher *a, pid_t pid, uint64_t period_ns);
 int attacher__sample_cpus(struct attacher *a, uint64_t period_ns);
 /*
  * Forgets the objects scanned in pid, which exited: a process that gets its
- * pid later is scanned afresh.  Its links stay until the detach.
+ * pid later is scanned afresh.  Its links are released on other threads
+ * (their fds and USDT spec ids), so storms of short processes do not pile
+ * them up.
  */
 void attacher__forget(struct attacher *a, pid_t pid);
 /* Counters for the summary. */

@@ -16,6 +16,17 @@ struct gaptrace_bpf;
 struct probe_table;
 struct bpf_link;
 
+/* A link and what it holds: the process it serves, libbpf's USDT spec ids. */
+struct gt_link {
+	struct bpf_link *link;
+	pid_t pid;	   /* the process; 0: kept to the stop (samplers) */
+	unsigned spec_ids; /* USDT: spec ids in use until it is destroyed */
+	bool usdt;	   /* destroyed under usdt_lock (libbpf's USDT state) */
+};
+
+/* Threads closing the links of exited processes while the recording runs. */
+#define REAPERS 16
+
 struct seen_obj {
 	pid_t pid;
 	uint64_t inode;
@@ -25,8 +36,28 @@ struct seen_obj {
 struct attacher {
 	struct gaptrace_bpf *skel;
 	const struct probe_table *probes;
-	struct bpf_link **links;
+	struct gt_link *links;
 	size_t nlinks, links_cap;
+	pid_t link_pid; /* the process whose links are being made */
+	/*
+	 * libbpf's USDT state (spec ids, their free list) is not thread-safe:
+	 * its attaches and its links' destroys hold this lock.
+	 */
+	pthread_mutex_t usdt_lock;
+	unsigned spec_ids_used; /* under usdt_lock */
+	unsigned usdt_skipped;	/* probes not attached: too many specs or sites */
+	unsigned fd_refused;	/* attaches refused for lack of fds */
+	unsigned link_capped;	/* objects not probed: GT_MAX_LINKS held */
+	/* The links of exited processes, closed by the reapers. */
+	pthread_mutex_t reap_lock;
+	pthread_cond_t reap_cond;
+	struct gt_link *reap;
+	size_t nreap, reap_cap;
+	size_t reaped;
+	bool reap_stop;
+	unsigned nreapers;
+	pthread_t reapers[REAPERS];
+	uint64_t last_attach_ns; /* the last link made (reapers wait for a pause) */
 	struct seen_obj *seen;
 	size_t nseen, seen_cap;
 	int *perf_fds;
@@ -34,6 +65,7 @@ struct attacher {
 	unsigned usdt_links, uprobe_links, samplers;
 	unsigned loader_links; /* _dl_debug_state hooks, one per process */
 	unsigned usdt_seen;    /* bit per usdt_names[] entry */
+	bool multi;	       /* uprobes as multi-uprobe links (attacher__choose_programs) */
 	bool *attached;	       /* per probe table index: enter and return attached */
 	size_t attached_cap;
 	bool gone; /* the process being scanned exited while probes were being attached */
@@ -46,5 +78,30 @@ struct attacher {
 	size_t ndetach; /* links handed to the detacher */
 	uint64_t detach_from_ns;
 };
+
+/* attach.c */
+void attach__add_link(struct attacher *a, struct bpf_link *l, unsigned spec_ids, bool usdt);
+bool attach__target_gone(struct attacher *a, pid_t pid);
+void attach__warn_gone(struct attacher *a, pid_t pid, const char *what, const char *name);
+void attach__note_slow(const char *what, const char *name, pid_t pid, uint64_t t0);
+void attach__note_refused(struct attacher *a, pid_t pid, int err);
+/* False (warned once, counted) when GT_MAX_LINKS are held: pid's object is not probed. */
+bool attach__room(struct attacher *a, pid_t pid);
+/*
+ * attach_multi.c: one multi-uprobe link on the file offsets[0..cnt) of
+ * path, for pid (what names the first, for messages).
+ */
+struct bpf_link *attach__multi_link(struct attacher *a, const struct bpf_program *prog, pid_t pid,
+				    const char *path, const char *what,
+				    const unsigned long *offsets, const uint64_t *cookies,
+				    size_t cnt, bool ret);
+/* attach_usdt.c: the USDT probes of the object at path, for pid. */
+int attach__usdt(struct attacher *a, pid_t pid, const char *path);
+/* attach_detach.c */
+void attach__reapers_start(struct attacher *a);
+/* Hands the links of pid to the reapers. */
+void attach__reap(struct attacher *a, pid_t pid);
+void attach__reapers_join(struct attacher *a);
+void attach__destroy_link(struct attacher *a, struct gt_link *l);
 
 #endif /* GT_ATTACH_PRIV_H */

@@ -20,6 +20,7 @@
 
 #include "cmds.h"
 #include "gaptrace.skel.h"
+#include "record/attach.h"
 #include "record/sysprobe.h"
 #include "support/cli.h"
 #include "support/safeopen.h"
@@ -84,6 +85,7 @@ static int try_load(char *msg, size_t len)
 	/* Every program record loads, with small maps. */
 	bpf_map__set_max_entries(skel->maps.events, 1 << 16);
 	bpf_map__set_max_entries(skel->maps.stack_ids, 256);
+	attacher__choose_programs(skel);
 	err = gaptrace_bpf__load(skel);
 	if (err)
 		snprintf(msg, len, "the kernel refused gaptrace's BPF programs (%s)",

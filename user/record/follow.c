@@ -21,6 +21,7 @@
 struct follow_proc {
 	pid_t pid;
 	bool pending; /* a fork, exec or dlopen since its last scan */
+	bool exited;  /* links released; symbols and unwind state at the next full rescan */
 };
 
 static struct follow_proc *find(struct recorder *r, pid_t pid)
@@ -43,9 +44,23 @@ static struct follow_proc *add(struct recorder *r, pid_t pid)
 	return p;
 }
 
+/* What the recorder holds for a process that exited: its mappings, parsed and open. */
+static void release(struct recorder *r, struct follow_proc *p)
+{
+	if (r->unw)
+		unwinder__forget(r->unw, (uint32_t)p->pid);
+	syms_cache__forget(r->syms, (uint32_t)p->pid);
+	p->exited = false;
+}
+
 void record__follow_note(struct recorder *r, pid_t pid)
 {
-	add(r, pid)->pending = true;
+	struct follow_proc *p = add(r, pid);
+
+	/* The pid came back as another process. */
+	if (p->exited)
+		release(r, p);
+	p->pending = true;
 	r->rescan = true;
 }
 
@@ -136,7 +151,17 @@ void record__follow_rescan(struct recorder *r, bool all)
 		struct follow_proc *p = &r->procs[i];
 		bool target = p->pid == r->pid;
 
-		if (!all && !p->pending) {
+		/*
+		 * A full rescan after its exit was seen: the records it sent
+		 * before it were drained and named by then.  A fork storm kept
+		 * two files open per exited child until the stop.
+		 */
+		if (p->exited && all) {
+			release(r, p);
+			r->procs[i] = r->procs[--r->nprocs];
+			continue;
+		}
+		if (p->exited || (!all && !p->pending)) {
 			i++;
 			continue;
 		}
@@ -145,14 +170,16 @@ void record__follow_rescan(struct recorder *r, bool all)
 			i++;
 			continue;
 		}
-		if (attacher__scan(r->att, p->pid) < 0 && !target &&
+		/* A zombie (a parent that does not wait) reads as no mappings, not an error. */
+		if (attacher__scan(r->att, p->pid) <= 0 && !target &&
 		    procfs_live_thread(p->pid, 0) <= 0) {
 			/* Exited: its pid may come back as another process, not ours. */
 			attacher__forget(r->att, p->pid);
 			fpless__forget(r->fpless, p->pid);
 			cfimap__forget(r->cfi, p->pid);
 			record__follow_set_traced(r, p->pid, false);
-			r->procs[i] = r->procs[--r->nprocs];
+			p->exited = true;
+			i++;
 			continue;
 		}
 		if (r->unw)
@@ -170,7 +197,8 @@ void record__follow_rescan(struct recorder *r, bool all)
 void record__follow_emit_mappings(struct recorder *r)
 {
 	for (size_t i = 0; i < r->nprocs; i++)
-		if (r->procs[i].pid != r->pid && procfs_live_thread(r->procs[i].pid, 0) > 0)
+		if (r->procs[i].pid != r->pid && !r->procs[i].exited &&
+		    procfs_live_thread(r->procs[i].pid, 0) > 0)
 			record__emit_mappings(r, r->procs[i].pid);
 }
 
@@ -179,6 +207,7 @@ size_t record__follow_alive(struct recorder *r)
 	size_t n = 0;
 
 	for (size_t i = 0; i < r->nprocs; i++)
-		n += r->procs[i].pid != r->pid && procfs_live_thread(r->procs[i].pid, 0) > 0;
+		n += r->procs[i].pid != r->pid && !r->procs[i].exited &&
+		     procfs_live_thread(r->procs[i].pid, 0) > 0;
 	return n;
 }

@@ -401,6 +401,9 @@ static int setup_bpf(struct recorder *r)
 	bpf_map__set_value_size(r->skel->maps.ustack_scratch,
 				offsetof(struct gt_ustack, data) + scratch);
 	bpf_map__set_max_entries(r->skel->maps.ustack_slots, o->dwarf ? DWARF_SLOTS : 1);
+	/* libbpf's 256 spec ids ran out at ~128 followed children (issue #24). */
+	bpf_map__set_max_entries(r->skel->maps.__bpf_usdt_specs, GT_USDT_SPEC_IDS);
+	attacher__choose_programs(r->skel);
 	err = gaptrace_bpf__load(r->skel);
 	if (err) {
 		gt_err("cannot load the BPF programs (%s): run 'gaptrace doctor'%s", strerror(-err),

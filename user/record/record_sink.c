@@ -499,6 +499,13 @@ void record_sink__feed(struct record_sink *s, const void *data, size_t size)
 			s->cfg.ops->task(s->cfg.ctx, t->pid, false);
 			return;
 		}
+		/*
+		 * A leader's exit: the rescan sees whether the process is gone
+		 * and releases its links (a parent that never waits keeps its
+		 * children zombies: their maps read empty, not missing).
+		 */
+		if (t->event == GT_TASK_EXIT && t->tid == t->pid)
+			s->cfg.ops->task(s->cfg.ctx, t->pid, false);
 		if (t->event == GT_TASK_NEW_PROCESS || t->event == GT_TASK_EXEC) {
 			if (t->event == GT_TASK_EXEC && s->cfg.unw)
 				unwinder__forget(s->cfg.unw, t->pid);

@@ -29,8 +29,9 @@ struct record_sink_ops {
 	int (*resolve)(void *ctx, uint32_t pid, uint64_t ip, const char **name, uint32_t *off,
 		       const char **module);
 	/*
-	 * A TASK record announced a new process, an exec (exec true) or a
-	 * change of the loader's link map (a dlopen) in pid.
+	 * A TASK record announced a new process, an exec (exec true), a
+	 * change of the loader's link map (a dlopen) or its leader's exit
+	 * in pid.
 	 */
 	void (*task)(void *ctx, uint32_t pid, bool exec);
 	/*

@@ -144,3 +144,34 @@ bool gt_probe_ringbuf(void)
 	close(fd);
 	return true;
 }
+
+/* BPF_TRACE_UPROBE_MULTI (Linux 6.6); Debian 12's uapi headers (6.1) lack it. */
+#define GT_TRACE_UPROBE_MULTI 48
+
+bool gt_probe_uprobe_multi(void)
+{
+	/* r0 = 0; exit */
+	struct bpf_insn insns[] = {
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0},
+	    {.code = BPF_JMP | BPF_EXIT},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, po,
+		    .expected_attach_type = (enum bpf_attach_type)GT_TRACE_UPROBE_MULTI);
+	LIBBPF_OPTS(bpf_link_create_opts, lo);
+	unsigned long offset = 0;
+	int prog, link, err;
+
+	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, GT_ARRAY_SIZE(insns), &po);
+	if (prog < 0)
+		return false;
+	lo.uprobe_multi.path = "/";
+	lo.uprobe_multi.offsets = &offset;
+	lo.uprobe_multi.cnt = 1;
+	link = bpf_link_create(prog, -1, (enum bpf_attach_type)GT_TRACE_UPROBE_MULTI, &lo);
+	err = link < 0 ? errno : 0;
+	if (link >= 0)
+		close(link);
+	close(prog);
+	/* A kernel that knows the link type refuses "/" as not a regular file. */
+	return link >= 0 || err == EBADF;
+}

@@ -32,6 +32,11 @@ bool gt_have_uprobe_pmu(void);
  */
 int gt_ensure_tracefs(bool *mounted_now);
 bool gt_tracefs_mounted(void);
+/*
+ * True when the kernel takes multi-uprobe links (BPF_TRACE_UPROBE_MULTI,
+ * 6.6+): a set of uprobes registered and removed in one call.
+ */
+bool gt_probe_uprobe_multi(void);
 /* Creates and frees a small BPF ring buffer: true when the kernel has them. */
 bool gt_probe_ringbuf(void);
 
