@@ -34,7 +34,7 @@ INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Icupti
 # libbpf, libdw (--stacks dwarf unwinding) and what they need (libelf, zlib,
 # lzma, bzip2: `pkg-config --static --libs`) linked statically so the binary
 # can be copied to another host; Debian ships them all as .a.
-STATIC_PKGS := libbpf libdw
+STATIC_PKGS := libbpf libdw libzstd
 STATIC_LIBS := $(shell pkg-config --static --libs $(STATIC_PKGS) 2>/dev/null)
 LIBS_STATIC := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic
 # libstdc++ (shared) for __cxa_demangle: C++ frame names in flame graphs.

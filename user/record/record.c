@@ -564,6 +564,7 @@ int cmd_record(int argc, char **argv)
 		gt_err("%s", err);
 		goto cleanup;
 	}
+	capture_writer__compress(r.w, GT_CAP_ZSTD_LEVEL);
 	record_sink__init(&r.sink, &(struct record_sink_cfg){
 				       .ops = &sink_ops,
 				       .ctx = &r,
