@@ -259,7 +259,8 @@ deps:
 unit-test: $(TESTS) $(ASAN_TESTS)
 	$(Q)tools/run-unit-tests $(TESTS) $(ASAN_TESTS)
 
-integration-test: $(OUTPUT)/gaptrace workloads $(OUTPUT)/bench/switch_stress $(OUTPUT)/bench/malloc_churn
+integration-test: $(OUTPUT)/gaptrace workloads $(OUTPUT)/bench/switch_stress $(OUTPUT)/bench/malloc_churn \
+		$(OUTPUT)/bench/gen_capture
 	$(Q)tests/integration/run-all $(OUTPUT)
 
 # Headless Chromium (Debian's chromium, npm playwright-core): the flame graph
