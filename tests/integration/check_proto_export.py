@@ -9,9 +9,9 @@
 # Prints one summary line; exits 1 with the first differences on a mismatch.
 import argparse
 import collections
-import concurrent.futures
 import hashlib
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -19,7 +19,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROTO = os.path.join(ROOT, "tests", "data", "perfetto_min.proto")
-CHUNK = 1 << 16  # packets per protoc run
+CHUNK = int(os.environ.get("GT_PROTO_CHUNK", 1 << 16))  # packets per protoc run
 
 
 def fail(msg):
@@ -41,6 +41,11 @@ class Slices:
         self.n = 0
         self.sum = 0
 
+    def merge(self, o):
+        self.n += o.n
+        self.sum = (self.sum + o.sum) & ((1 << 64) - 1)
+        self.c.update(o.c)
+
     def add(self, key):
         self.n += 1
         if self.digest:
@@ -50,16 +55,24 @@ class Slices:
             self.c[key] += 1
 
 
-def read_json(path, digest):
+def json_part(args):
+    """Processes, threads and slices of the JSON lines in [lo, hi) (one event a line)."""
+    path, lo, hi, digest = args
     procs, threads, sl = set(), set(), Slices(digest)
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            # One event a line; the first line holds otherData and the metadata events.
-            line = line.strip().lstrip(",")
+    with open(path, "rb") as f:
+        f.seek(lo)
+        if lo:
+            f.readline()
+        while f.tell() <= hi:
+            raw = f.readline()
+            if not raw:
+                break
+            line = raw.decode("utf-8").strip().lstrip(",")
             if line.endswith("]}"):
                 line = line[:-2]
             if not line:
                 continue
+            # The first line holds otherData and the metadata events.
             if '"traceEvents"' in line:
                 line = line[line.index('"traceEvents"') + 14 :].strip()
                 evs = json.loads(line + "]", parse_float=str)
@@ -74,6 +87,18 @@ def read_json(path, digest):
                 elif ph == "X":
                     sl.add((e["pid"], e["tid"], e["name"], e["cat"], us_to_ns(e["ts"]),
                             us_to_ns(e["dur"])))
+    return procs, threads, sl
+
+
+def read_json(path, digest, pool, jobs):
+    size = os.path.getsize(path)
+    step = max(size // (4 * jobs) + 1, 1 << 20)
+    parts = [(path, lo, min(lo + step, size) - 1, digest) for lo in range(0, size, step)]
+    procs, threads, sl = set(), set(), Slices(digest)
+    for p, t, s in pool.imap(json_part, parts):
+        procs |= p
+        threads |= t
+        sl.merge(s)
     return procs, threads, sl
 
 
@@ -112,14 +137,27 @@ def split_packets(path, outdir):
 
 
 def decode(chunk):
+    """protoc's text of one chunk, and the interned names defined in it."""
     out = chunk[:-3] + ".txt"
     with open(chunk, "rb") as fi, open(out, "wb") as fo:
         r = subprocess.run(["protoc", "--decode=perfetto.protos.Trace", "-I", os.path.dirname(PROTO),
                             PROTO], stdin=fi, stdout=fo, stderr=subprocess.PIPE)
     if r.returncode:
-        fail("protoc cannot decode %s: %s" % (chunk, r.stderr.decode().strip()))
+        return out, "protoc cannot decode %s: %s" % (chunk, r.stderr.decode().strip()), None
     os.unlink(chunk)
-    return out
+    names, cats, cur, key = {}, {}, None, None
+    with open(out, encoding="ascii") as f:
+        for line in f:
+            line = line.strip()
+            if line in ("event_names {", "event_categories {"):
+                cur, key = {}, line.split()[0]
+            elif cur is not None and line == "}":
+                (names if key == "event_names" else cats)[int(cur["iid"])] = unquote(cur["name"])
+                cur = None
+            elif cur is not None:
+                k, _, v = line.partition(": ")
+                cur[k] = v
+    return out, None, (names, cats)
 
 
 def unquote(s):
@@ -144,39 +182,40 @@ def unquote(s):
     return out.decode("utf-8")
 
 
-def parse_text(path, st):
-    """Walks protoc's text output packet by packet, keeping interned names and track stacks."""
+def parse_text(args):
+    """
+    One chunk's packets: its tracks, its slices matched inside the chunk, and
+    per track the ends it could not match (they close slices of earlier
+    chunks) and the begins left open, for the caller to join in order.
+    """
+    path, names, cats, digest = args
+    st = {"procs": set(), "threads": set(), "tracks": {}, "open": {}, "ends": {},
+          "slices": Slices(digest), "err": None, "used": set()}
     stack, cur = [], None
     with open(path, encoding="ascii") as f:
         for raw in f:
             line = raw.strip()
             if line.endswith("{"):
-                name = line[:-1].strip()
-                stack.append(name)
-                if stack == ["packet"]:
-                    cur = {"names": [], "cats": []}
-                elif name in ("event_names", "event_categories"):
-                    cur["_intern"] = {}
+                stack.append(line[:-1].strip())
+                if len(stack) == 1:
+                    cur = {}
                 continue
             if line == "}":
-                name = stack.pop()
-                if name in ("event_names", "event_categories"):
-                    d = cur.pop("_intern")
-                    (st["names"] if name == "event_names" else st["cats"])[d["iid"]] = d["name"]
-                elif name == "packet":
-                    packet(cur, st)
+                stack.pop()
+                if not stack:
+                    packet(cur, st, names, cats)
                 continue
             key, _, val = line.partition(": ")
             if key[0].isdigit():
-                fail("protoc shows field %s that the minimal schema lacks" % key)
-            val = unquote(val) if val.startswith('"') else val
-            if "_intern" in cur and stack[-1] in ("event_names", "event_categories"):
-                cur["_intern"][key] = int(val) if key == "iid" else val
-            else:
-                cur["/".join(stack[1:] + [key])] = val
+                st["err"] = "protoc shows field %s that the minimal schema lacks" % key
+                break
+            if "interned_data" not in stack:
+                cur["/".join(stack[1:] + [key])] = unquote(val) if val.startswith('"') else val
+    os.unlink(path)
+    return st
 
 
-def packet(p, st):
+def packet(p, st, names, cats):
     if "track_descriptor/uuid" in p:
         uuid = int(p["track_descriptor/uuid"])
         if "track_descriptor/process/pid" in p:
@@ -191,18 +230,21 @@ def packet(p, st):
         return
     uuid = int(p["track_event/track_uuid"])
     ts = int(p.get("timestamp", "0"))
-    if uuid not in st["tracks"]:
-        fail("an event on track %d, which no descriptor named" % uuid)
     stk = st["open"].setdefault(uuid, [])
     if p["track_event/type"] == "TYPE_SLICE_BEGIN":
-        stk.append((ts, st["names"][int(p["track_event/name_iid"])],
-                    st["cats"][int(p["track_event/category_iids"])]))
-    elif p["track_event/type"] == "TYPE_SLICE_END":
-        if not stk:
-            fail("a slice end at %d on track %d with no slice open" % (ts, uuid))
+        stk.append((ts, names[int(p["track_event/name_iid"])],
+                    cats[int(p["track_event/category_iids"])]))
+    elif not stk:
+        st["ends"].setdefault(uuid, []).append(ts)
+    else:
         b, name, cat = stk.pop()
-        pid, tid = st["tracks"][uuid]
-        st["slices"].add((pid, tid, name, cat, b, ts - b))
+        st["slices"].add(track_key(uuid) + (name, cat, b, ts - b))
+    st["used"].add(uuid)
+
+
+def track_key(uuid):
+    """gaptrace's thread track uuid is pid << 32 | tid; the caller checks the descriptors agree."""
+    return (uuid >> 32, uuid & 0xFFFFFFFF)
 
 
 def main():
@@ -223,18 +265,44 @@ def main():
             fail("export -f %s: %s" % (fmt, r.stderr.decode().strip()))
     t1 = time.time()
     chunks, npk = split_packets(pb, a.workdir)
-    with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        texts = list(ex.map(decode, chunks))
+    pool = multiprocessing.Pool(a.jobs)
+    names, cats, texts = {}, {}, []
+    for out, err, interned in pool.imap(decode, chunks):
+        if err:
+            fail(err)
+        names.update(interned[0])
+        cats.update(interned[1])
+        texts.append(out)
     t2 = time.time()
-    st = {"procs": set(), "threads": set(), "tracks": {}, "open": {}, "names": {}, "cats": {},
-          "slices": Slices(a.digest)}
-    for t in texts:
-        parse_text(t, st)
-        os.unlink(t)
+    st = {"procs": set(), "threads": set(), "tracks": {}, "open": {}, "used": set()}
+    ps = Slices(a.digest)
+    for cs in pool.imap(parse_text, [(t, names, cats, a.digest) for t in texts]):
+        if cs["err"]:
+            fail(cs["err"])
+        st["procs"] |= cs["procs"]
+        st["threads"] |= cs["threads"]
+        st["tracks"].update(cs["tracks"])
+        st["used"] |= cs["used"]
+        # Slices still open from earlier chunks end first, then this chunk's open ones wait.
+        for uuid, ends in cs["ends"].items():
+            stk = st["open"].get(uuid, [])
+            for ts in ends:
+                if not stk:
+                    fail("a slice end at %d on track %d with no slice open" % (ts, uuid))
+                b, name, cat = stk.pop()
+                ps.add(track_key(uuid) + (name, cat, b, ts - b))
+        for uuid, begins in cs["open"].items():
+            st["open"].setdefault(uuid, []).extend(begins)
+        ps.merge(cs["slices"])
     left = sum(len(v) for v in st["open"].values())
     if left:
         fail("%d slices begun and never ended" % left)
-    procs, threads, sl = read_json(js, a.digest)
+    for uuid in st["used"]:
+        if st["tracks"].get(uuid) != track_key(uuid):
+            fail("events on track %d, which no thread descriptor names as %s"
+                 % (uuid, track_key(uuid)))
+    procs, threads, sl = read_json(js, a.digest, pool, a.jobs)
+    pool.close()
     t3 = time.time()
     if procs != st["procs"]:
         fail("processes differ: JSON only %s, proto only %s"
@@ -242,7 +310,6 @@ def main():
     if threads != st["threads"]:
         fail("thread tracks differ: JSON only %s, proto only %s"
              % (sorted(threads - st["threads"])[:5], sorted(st["threads"] - threads)[:5]))
-    ps = st["slices"]
     if sl.n != ps.n or sl.sum != ps.sum or sl.c != ps.c:
         extra = ""
         if not a.digest:

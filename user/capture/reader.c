@@ -64,14 +64,15 @@ struct capture {
 	ZSTD_DCtx *dctx;
 	uint8_t *zbuf;
 	size_t zcap;
-	uint32_t zlen;	  /* 0: none */
-	uint32_t zpos;	  /* next inner block */
-	uint32_t zindex;  /* its block number */
-	uint64_t zoff;	  /* its offset */
-	uint32_t cur_sub; /* inner offset + 1 of the block last returned; 0: not inner */
-	uint32_t only;	  /* capture__only's mask; 0: every block */
-	struct zpf *pf;	  /* the helper decompressing ahead */
-	bool no_pf;	  /* it could not be started */
+	uint32_t zlen;	   /* 0: none */
+	uint32_t zpos;	   /* next inner block */
+	uint32_t zindex;   /* its block number */
+	uint64_t zoff;	   /* its offset */
+	uint32_t cur_sub;  /* inner offset + 1 of the block last returned; 0: not inner */
+	uint32_t only;	   /* capture__only's mask; 0: every block */
+	struct zpf *pf;	   /* the helper decompressing ahead */
+	bool no_pf;	   /* it could not be started */
+	unsigned nbatches; /* ZSTD blocks opened before the helper started */
 	unsigned unknown;
 
 	char **warn;
@@ -600,10 +601,14 @@ int capture__next(struct capture *c, struct capture_block *blk)
 		if (type == GT_BLK_ZSTD) {
 			open_batch(c, off, p + GT_CAP_BLOCK_HEAD, body_len,
 				   verdict >= 0 ? &pfr : NULL);
-			/* The next block is most likely another batch: decompress it meanwhile. */
-			if (!c->pf && !c->no_pf)
+			/*
+			 * The next block is most likely another batch: decompress it
+			 * meanwhile.  Not worth a thread for a file of a batch or two.
+			 */
+			if (!c->pf && !c->no_pf && ++c->nbatches >= 2) {
 				c->pf = zpf__new(c->fd, c->mem, c->size);
-			c->no_pf = !c->pf;
+				c->no_pf = !c->pf;
+			}
 			if (c->pf && c->pos < c->size)
 				zpf__request(c->pf, c->pos);
 			while (c->zpos < c->zlen) {
