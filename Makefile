@@ -37,7 +37,7 @@ INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Icupti
 # libbpf, libdw (--stacks dwarf unwinding) and what they need (libelf, zlib,
 # lzma, bzip2: `pkg-config --static --libs`) linked statically so the binary
 # can be copied to another host; Debian ships them all as .a.
-STATIC_PKGS := libbpf libdw
+STATIC_PKGS := libbpf libdw libzstd
 STATIC_LIBS := $(shell pkg-config --static --libs $(STATIC_PKGS) 2>/dev/null)
 # libbpf 1.4 or later (bookworm-backports, tools/install-deps): USDT probes
 # and uprobes attached as multi-uprobe links, one per object and process.
@@ -286,7 +286,8 @@ deps:
 unit-test: $(TESTS) $(ASAN_TESTS)
 	$(Q)tools/run-unit-tests $(TESTS) $(ASAN_TESTS)
 
-integration-test: $(OUTPUT)/gaptrace workloads $(OUTPUT)/bench/switch_stress $(OUTPUT)/bench/malloc_churn
+integration-test: $(OUTPUT)/gaptrace workloads $(OUTPUT)/bench/switch_stress $(OUTPUT)/bench/malloc_churn \
+		$(OUTPUT)/bench/gen_capture
 	$(Q)tests/integration/run-all $(OUTPUT)
 
 # Headless Chromium (Debian's chromium, npm playwright-core): the flame graph

@@ -7,7 +7,9 @@
  * records) for measuring `gaptrace diff`, or with --empty-units N, 30 kernels
  * in 30 units and N more units without GPU work (a hostile producer's cheap
  * input: the analysis must not do or write work in proportion to N).
- * Usage: gen_capture [--units N | --empty-units N] [--seed S] FILE [NRECORDS]
+ * --zstd LEVEL writes ZSTD blocks as `record` does (default: plain blocks),
+ * flushing every 100k records as the recorder does every 100 ms.
+ * Usage: gen_capture [--units N | --empty-units N] [--seed S] [--zstd LEVEL] FILE [NRECORDS]
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 
 static struct capture_writer *w;
 static uint64_t nrec;
+static bool zstd;
 
 static void put(void *rec, uint16_t type, uint16_t size, uint64_t ts)
 {
@@ -37,12 +40,18 @@ static void put(void *rec, uint16_t type, uint16_t size, uint64_t ts)
 		exit(1);
 	}
 	nrec++;
+	/* A busy recorder writes ~100k records in the 100 ms between its flushes. */
+	if (zstd && !(nrec % 100000) && capture_writer__flush(w)) {
+		fprintf(stderr, "gen_capture: write failed\n");
+		exit(1);
+	}
 }
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: gen_capture [--units N | --empty-units N] [--seed S] FILE [NRECORDS]: "
+		"usage: gen_capture [--units N | --empty-units N] [--seed S] [--zstd LEVEL] FILE "
+		"[NRECORDS]: "
 		"give NRECORDS, --units N or --empty-units N\n");
 	exit(2);
 }
@@ -100,20 +109,24 @@ int main(int argc, char **argv)
 	static const struct option lopts[] = {{"units", required_argument, NULL, 'u'},
 					      {"empty-units", required_argument, NULL, 'e'},
 					      {"seed", required_argument, NULL, 's'},
+					      {"zstd", required_argument, NULL, 'z'},
 					      {}};
 	struct capture_buf probes = {}, end = {};
 	uint64_t target = 0, units = 0, empty = 0, t = 1000000000ULL, op = 1;
 	unsigned seed = 1;
+	int level = 0;
 	char err[256];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "u:e:s:", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "u:e:s:z:", lopts, NULL)) != -1) {
 		if (c == 'u')
 			units = strtoull(optarg, NULL, 10);
 		else if (c == 'e')
 			empty = strtoull(optarg, NULL, 10);
 		else if (c == 's')
 			seed = (unsigned)strtoul(optarg, NULL, 10);
+		else if (c == 'z')
+			level = atoi(optarg);
 		else
 			usage();
 	}
@@ -130,6 +143,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gen_capture: %s\n", err);
 		return 1;
 	}
+	if (capture_writer__compress(w, level)) {
+		fprintf(stderr, "gen_capture: bad --zstd %d: use 0-19\n", level);
+		return 2;
+	}
+	zstd = level > 0;
 	capture_buf__probe(&probes, 0, "malloc_trim", "libc.so.6", "allocator");
 	capture_writer__block(w, GT_BLK_PROBES, probes.data, probes.len);
 	for (uint32_t i = 0; i < NTHREADS; i++) {

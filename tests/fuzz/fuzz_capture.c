@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * fuzz_capture.c: libFuzzer target for the capture reader: opens the input as
- * a capture and walks every block through every body parser.
+ * a capture and walks every block through every body parser; then compresses
+ * the input as the inner blocks of a ZSTD block (format 1.3), so that
+ * mutations reach the inner-block walk behind a valid frame, once with its
+ * true size and once with a size that understates it (a bomb).
  *
  * Built with -DGT_FUZZ_SEED_MAIN (no libFuzzer) it is instead the program that
  * writes the seed corpus with the real writer, so the seeds follow the format.
@@ -13,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "capture/capture.h"
 #include "gaptrace.h"
@@ -181,12 +185,56 @@ static void fix_blocks(uint8_t *p, size_t size)
 	}
 }
 
+/* Appends one block (head, body, padding, CRC, tail) at out; returns its total length. */
+static size_t put_block(uint8_t *out, uint32_t type, const void *body, uint32_t len)
+{
+	uint32_t total = GT_CAP_BLOCK_HEAD + ((len + 7) & ~7U) + GT_CAP_BLOCK_TAIL, crc, zero = 0;
+
+	memset(out, 0, total);
+	memcpy(out, &type, 4);
+	memcpy(out + 4, &total, 4);
+	memcpy(out + 8, &len, 4);
+	memcpy(out + 12, &zero, 4);
+	memcpy(out + 16, body, len);
+	crc = (uint32_t)crc32(0, out, total - GT_CAP_BLOCK_TAIL);
+	memcpy(out + total - 8, &crc, 4);
+	memcpy(out + total - 4, &total, 4);
+	return total;
+}
+
+/* A 1.3 capture whose one ZSTD block holds data as its inner blocks; raw_len as given. */
+static void zstd_walk(const uint8_t *data, size_t size, uint32_t raw_len)
+{
+	static const uint8_t hdr[] = {0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 3, 0, 'k', '=', 'v', 0};
+	size_t bound = ZSTD_compressBound(size), n, off;
+	uint8_t *body = malloc(8 + bound), *file;
+	uint32_t types = UINT32_MAX;
+
+	if (!body)
+		return;
+	n = ZSTD_compress(body + 8, bound, data, size, 1);
+	file = ZSTD_isError(n) ? NULL : malloc(64 + 8 + n + 32);
+	if (file) {
+		memcpy(body, &raw_len, 4);
+		memcpy(body + 4, &types, 4);
+		off = put_block(file, GT_BLK_HEADER, hdr, sizeof(hdr));
+		off += put_block(file + off, GT_BLK_ZSTD, body, (uint32_t)(8 + n));
+		open_mem_and_walk(file, off);
+	}
+	free(file);
+	free(body);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *copy = malloc(size + 1);
 
 	if (!copy)
 		return 0;
+	if (size && size <= GT_CAP_MAX_ZRAW) {
+		zstd_walk(data, size, (uint32_t)size);
+		zstd_walk(data, size, (uint32_t)(size / 2 + 1));
+	}
 	open_mem_and_walk(data, size);
 	parse_all(data, size);
 	memcpy(copy, data, size);
@@ -203,7 +251,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #else /* GT_FUZZ_SEED_MAIN */
 
-static int write_seed(const char *dir, const char *name, bool full)
+static int write_seed(const char *dir, const char *name, bool full, int level)
 {
 	static const char *const kv[] = {"host=seed", "kernel=6.18.0", "cmdline=prover -x"};
 	static const uint64_t ips[] = {0x401000, 0x401234};
@@ -222,6 +270,7 @@ static int write_seed(const char *dir, const char *name, bool full)
 		fprintf(stderr, "fuzz_seed: %s\n", err);
 		return -1;
 	}
+	ret |= capture_writer__compress(w, level);
 	nm.hdr.size = (uint16_t)(offsetof(struct gt_name, name) + 4);
 	memcpy(nm.name, "fft", 4);
 	ret |= capture_writer__event(w, &off, sizeof(off));
@@ -274,8 +323,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: fuzz_seed CORPUS_DIR\n");
 		return 2;
 	}
-	if (write_seed(argv[1], "seed-full.gtcap", true) ||
-	    write_seed(argv[1], "seed-small.gtcap", false))
+	/* Compressed seeds: their ZSTD blocks take the decompressing path. */
+	if (write_seed(argv[1], "seed-full.gtcap", true, 0) ||
+	    write_seed(argv[1], "seed-small.gtcap", false, 0) ||
+	    write_seed(argv[1], "seed-full-zstd.gtcap", true, 3) ||
+	    write_seed(argv[1], "seed-small-zstd.gtcap", false, 1))
 		return 1;
 	return 0;
 }

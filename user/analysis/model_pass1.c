@@ -551,6 +551,7 @@ int model__pass1(struct capture *c, struct model *m, struct an_result *r)
 	int ret;
 
 	/* Probes, stacks and symbols may follow the events that use them. */
+	capture__only(c, 1U << GT_BLK_PROBES);
 	while ((ret = capture__next(c, &b)) == 1) {
 		switch (b.type) {
 		case GT_BLK_PROBES:

@@ -69,6 +69,18 @@
  *             first frame.  An address may have one entry of each.  A 1.1
  *             reader skips the block as unknown type 9: it shows no inline
  *             frames.
+ *   ZSTD      (since 1.3) a batch of blocks compressed together: u32 raw_len |
+ *             u32 types | one zstd frame that decompresses to exactly
+ *             raw_len bytes (1 <= raw_len <= GT_CAP_MAX_ZRAW): the inner
+ *             blocks, each u32 type | u32 body_len | body | zero padding to
+ *             a multiple of 8.  The outer CRC covers the compressed bytes;
+ *             inner blocks are read as if they stood in the file in its
+ *             place (never HEADER or ZSTD).  types has bit 1 << t set for
+ *             each inner type t < 32 (a reader looking for one type skips
+ *             the others' batches undecompressed).  The recorder writes one per
+ *             flush (every 100 ms), each its own frame, so a cut file keeps
+ *             every whole ZSTD block.  A 1.2 reader skips it as unknown
+ *             type 10: it sees an empty capture.
  * Later blocks of the same kind add to earlier ones; for COUNTERS the last
  * value of a key wins.  END marks a clean stop.
  */
@@ -80,7 +92,7 @@
 #include <stdint.h>
 
 #define GT_CAP_MAJOR 1
-#define GT_CAP_MINOR 2 /* 1: GPU_OPS blocks; 2: INLINES blocks */
+#define GT_CAP_MINOR 3 /* 1: GPU_OPS blocks; 2: INLINES blocks; 3: ZSTD blocks */
 #define GT_CAP_BOM   0x1A2B3C4DU
 
 #define GT_CAP_BLOCK_HEAD   16
@@ -92,6 +104,9 @@
 #define GT_CAP_EVENTS_FLUSH (1U << 20)	/* writer flushes EVENTS at this size */
 #define GT_CAP_GPU_MAX_CTX  4096	/* contexts (kind, device, stream) per GPU_OPS block */
 #define GT_CAP_MAX_INLINE   16		/* inlined calls of one INLINES entry */
+#define GT_CAP_MAX_ZRAW	    (64U << 20) /* decompressed bytes of one ZSTD block */
+#define GT_CAP_ZSTD_BATCH   (8U << 20)	/* writer compresses a batch at this size */
+#define GT_CAP_ZSTD_LEVEL   3		/* what `record` writes with */
 
 enum gt_block_type {
 	GT_BLK_HEADER = 0x0A0D0D0A,
@@ -104,6 +119,7 @@ enum gt_block_type {
 	GT_BLK_END = 7,
 	GT_BLK_GPU_OPS = 8,
 	GT_BLK_INLINES = 9,
+	GT_BLK_ZSTD = 10,
 };
 
 #define GT_INLINE_CALLER 0x1 /* INLINES entry of a return address */
@@ -136,11 +152,20 @@ int capture_writer__event(struct capture_writer *w, const void *rec, size_t size
  * Flushes what is pending first.  0 or -errno.
  */
 int capture_writer__compact_gpu(struct capture_writer *w, bool on);
-/* Writes pending events as one EVENTS block and one GPU_OPS block (none when empty). 0 or -errno. */
+/*
+ * Blocks after this call go into ZSTD blocks compressed at level (1-19;
+ * 0: plain blocks, the default, as a 1.2 writer wrote).  Flushes first.
+ * 0 or -errno.
+ */
+int capture_writer__compress(struct capture_writer *w, int level);
+/*
+ * Writes pending events as one EVENTS block and one GPU_OPS block (none when
+ * empty), then, compressing, the batch of blocks as one ZSTD block.  0 or -errno.
+ */
 int capture_writer__flush(struct capture_writer *w);
 /* Flushes pending events, then writes one block of any type. 0 or -errno. */
 int capture_writer__block(struct capture_writer *w, uint32_t type, const void *body, size_t len);
-/* Bytes written so far (blocks on disk). */
+/* Bytes written so far (blocks on disk, compressed). */
 uint64_t capture_writer__bytes(const struct capture_writer *w);
 /* Records written so far (through capture_writer__event). */
 uint64_t capture_writer__events(const struct capture_writer *w);
@@ -213,12 +238,24 @@ struct capture *capture__open_mem(const void *buf, size_t len, const char *name,
  *      reading there, kept %u blocks; the file is damaged"
  *   "P: block %u at byte %llu claims %u bytes, over the %u limit: stopped reading
  *      there, kept %u blocks; the file is damaged"
+ *   "P: compressed block %u at byte %llu claims %u bytes uncompressed, over the
+ *      %u limit: skipped it; the file is damaged or hostile"
+ *   "P: compressed block %u at byte %llu does not decompress to its %u bytes
+ *      (<zstd error>): skipped it; the file is damaged"
+ *   "P: compressed block %u at byte %llu holds a malformed inner block at
+ *      offset %u: kept the blocks before it; the file is damaged"
  * Unknown block types are returned to the caller, which skips them (and
  * counts them through capture__note_unknown).
  */
 int capture__next(struct capture *c, struct capture_block *blk);
 /* Back to the first block after HEADER, so analysis can make a second pass. */
 int capture__rewind(struct capture *c);
+/*
+ * Until the next rewind, capture__next may leave out blocks of types outside
+ * mask (bit 1 << type): ZSTD blocks without such a type are passed over
+ * without decompressing (or checking) them.  Other blocks still come back.
+ */
+void capture__only(struct capture *c, uint32_t mask);
 /* HEADER key lookup: value string or NULL. */
 const char *capture__header(const struct capture *c, const char *key);
 void capture__version(const struct capture *c, unsigned *major, unsigned *minor);

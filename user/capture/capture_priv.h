@@ -135,6 +135,42 @@ int gpuops_enc__add(struct gpuops_enc *e, const struct gt_gpu_op *op);
 void gpuops_enc__reset(struct gpuops_enc *e);
 void gpuops_enc__free(struct gpuops_enc *e);
 
+/* ---- ZSTD blocks (zread.c) ---- */
+
+typedef struct ZSTD_DCtx_s ZSTD_DCtx;
+
+enum { ZB_OK = 0, ZB_OVER_CAP = -1, ZB_BAD = -2 };
+/*
+ * Decompresses a ZSTD block's body into *buf (grown to its stated size):
+ * ZB_OK; ZB_OVER_CAP when the stated size *raw is 0 or over
+ * GT_CAP_MAX_ZRAW; ZB_BAD when the frame does not give exactly *raw bytes
+ * (*why says how).  *dctx is created on first use.
+ */
+int zbatch__decode(ZSTD_DCtx **dctx, const uint8_t *body, uint32_t len, uint8_t **buf, size_t *cap,
+		   uint32_t *raw, const char **why);
+
+/* The next ZSTD block, checked and decompressed by a helper thread. */
+struct zpf;
+struct zpf_result {
+	bool loaded;	    /* lengths held and every byte was there; else nothing below */
+	bool crc_good;	    /* else nothing below */
+	const uint8_t *blk; /* the whole block, valid until the next request */
+	uint32_t total;
+	int status; /* zbatch__decode's */
+	uint32_t raw;
+	const char *why;
+};
+/* NULL when no thread can be started: the reader then decompresses inline. */
+struct zpf *zpf__new(int fd, const void *mem, uint64_t size);
+/* Starts work on the block at off (after the one asked for before is done). */
+void zpf__request(struct zpf *z, uint64_t off);
+/*
+ * When the block at off was the one asked for: waits for it, fills r and
+ * swaps *zbuf (its decompressed bytes on ZB_OK) with the helper's buffer.
+ */
+bool zpf__take(struct zpf *z, uint64_t off, struct zpf_result *r, uint8_t **zbuf, size_t *zcap);
+void zpf__free(struct zpf *z); /* NULL-safe */
+
 static inline uint16_t str_len(const char *s)
 {
 	return s ? (uint16_t)strnlen(s, STR_MAX) : 0;

@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "capture/capture.h"
 #include "capture/capture_priv.h"
@@ -56,7 +57,22 @@ struct capture {
 	/* A second pass after rewind must not report or count the same problem twice. */
 	uint64_t problem_hw;
 	uint64_t unknown_hw;
+	uint32_t unknown_sub;
 	unsigned crc_errors;
+
+	/* The ZSTD block being read: its inner blocks, decompressed. */
+	ZSTD_DCtx *dctx;
+	uint8_t *zbuf;
+	size_t zcap;
+	uint32_t zlen;	   /* 0: none */
+	uint32_t zpos;	   /* next inner block */
+	uint32_t zindex;   /* its block number */
+	uint64_t zoff;	   /* its offset */
+	uint32_t cur_sub;  /* inner offset + 1 of the block last returned; 0: not inner */
+	uint32_t only;	   /* capture__only's mask; 0: every block */
+	struct zpf *pf;	   /* the helper decompressing ahead */
+	bool no_pf;	   /* it could not be started */
+	unsigned nbatches; /* ZSTD blocks opened before the helper started */
 	unsigned unknown;
 
 	char **warn;
@@ -378,14 +394,20 @@ static bool known_bad(const struct capture *c, uint64_t off)
 	return lo < c->nbad && c->bad[lo] == off;
 }
 
-/* Checks a block's CRC once: passes after the first reuse the verdict. */
-static bool crc_ok(struct capture *c, uint64_t off, const uint8_t *p, uint32_t total)
+/*
+ * Checks a block's CRC once: passes after the first reuse the verdict.
+ * verdict: the helper thread's (0, 1), or -1 to compute it here.
+ */
+static bool crc_ok(struct capture *c, uint64_t off, const uint8_t *p, uint32_t total, int verdict)
 {
 	bool ok;
 
 	if (off + total <= c->crc_hw)
 		return !known_bad(c, off);
-	ok = crc_update(0, p, total - GT_CAP_BLOCK_TAIL) == get_u32(p + total - 8);
+	if (verdict >= 0)
+		ok = verdict;
+	else
+		ok = crc_update(0, p, total - GT_CAP_BLOCK_TAIL) == get_u32(p + total - 8);
 	/* Only a forward pass extends what is known, so bad stays sorted. */
 	if (off >= c->crc_hw) {
 		if (!ok) {
@@ -397,14 +419,105 @@ static bool crc_ok(struct capture *c, uint64_t off, const uint8_t *p, uint32_t t
 	return ok;
 }
 
+/* Reports a ZSTD block that did not decode (zbatch__decode's status) and skips it. */
+static void batch_failed(struct capture *c, uint64_t off, int status, uint32_t raw, const char *why)
+{
+	if (!new_problem(c, off))
+		return;
+	if (status == ZB_OVER_CAP)
+		add_warning(c,
+			    "%s: compressed block %u at byte %llu claims %u bytes uncompressed, "
+			    "over the %u limit: skipped it; the file is damaged or hostile",
+			    c->path, c->index - 1, (unsigned long long)off, raw, GT_CAP_MAX_ZRAW);
+	else
+		add_warning(c,
+			    "%s: compressed block %u at byte %llu does not decompress to its %u "
+			    "bytes (%s): skipped it; the file is damaged",
+			    c->path, c->index - 1, (unsigned long long)off, raw, why);
+}
+
+/* The ZSTD block at off, decompressed into zbuf (or skipped with a warning). */
+static void open_batch(struct capture *c, uint64_t off, const uint8_t *body, uint32_t len,
+		       const struct zpf_result *pf)
+{
+	const char *why = NULL;
+	uint32_t raw;
+	int status;
+
+	c->zlen = c->zpos = 0;
+	if (pf) {
+		status = pf->status;
+		raw = pf->raw;
+		why = pf->why;
+	} else {
+		status = zbatch__decode(&c->dctx, body, len, &c->zbuf, &c->zcap, &raw, &why);
+	}
+	if (status != ZB_OK) {
+		batch_failed(c, off, status, raw, why);
+		return;
+	}
+	c->zlen = raw;
+	c->zoff = off;
+	c->zindex = c->index - 1;
+}
+
+/* The next inner block of the open ZSTD block: 1, or 0 at its end or damage. */
+static int next_inner(struct capture *c, struct capture_block *blk)
+{
+	uint32_t pos = c->zpos, type, len;
+
+	if (c->zlen - pos < 8)
+		goto malformed;
+	type = get_u32(c->zbuf + pos);
+	len = get_u32(c->zbuf + pos + 4);
+	if (len > c->zlen - pos - 8 || round8(len) > c->zlen - pos - 8 || type == GT_BLK_HEADER ||
+	    type == GT_BLK_ZSTD)
+		goto malformed;
+	c->zpos = pos + 8 + (uint32_t)round8(len);
+	c->cur = c->zoff;
+	c->cur_sub = pos + 1;
+	blk->type = type;
+	blk->len = len;
+	blk->body = c->zbuf + pos + 8;
+	blk->offset = c->zoff;
+	blk->index = c->zindex;
+	return 1;
+
+malformed:
+	c->zlen = c->zpos = 0;
+	if (new_problem(c, c->zoff))
+		add_warning(c,
+			    "%s: compressed block %u at byte %llu holds a malformed inner block "
+			    "at offset %u: kept the blocks before it; the file is damaged",
+			    c->path, c->zindex, (unsigned long long)c->zoff, pos);
+	return 0;
+}
+
+/* Whether the ZSTD block at off holds none of the types capture__only asked for. */
+static bool skip_batch(struct capture *c, uint64_t off)
+{
+	uint8_t types[4];
+
+	if (read_at(c, off + GT_CAP_BLOCK_HEAD + 4, types, sizeof(types)) != sizeof(types))
+		return false;
+	return !(get_u32(types) & c->only);
+}
+
 int capture__next(struct capture *c, struct capture_block *blk)
 {
 	uint8_t head[GT_CAP_BLOCK_HEAD], tail[4] = {};
 	uint32_t type, total, body_len;
+	struct zpf_result pfr;
 	const uint8_t *p;
 	uint64_t off;
+	int verdict;
 	long got;
 
+	while (c->zpos < c->zlen) {
+		if (next_inner(c, blk))
+			return 1;
+	}
+	c->zlen = c->zpos = 0;
 	while (!c->stopped) {
 		off = c->pos;
 		if (off >= c->size)
@@ -445,7 +558,21 @@ int capture__next(struct capture *c, struct capture_block *blk)
 			stop_truncated(c, off, c->size);
 			return 0;
 		}
-		got = load_block(c, off, total, &p);
+		if (type == GT_BLK_ZSTD && c->only && body_len >= 8 && skip_batch(c, off)) {
+			c->pos = off + total;
+			c->index++;
+			c->kept++;
+			continue;
+		}
+		verdict = -1;
+		if (type == GT_BLK_ZSTD && c->pf &&
+		    zpf__take(c->pf, off, &pfr, &c->zbuf, &c->zcap) && pfr.loaded) {
+			p = pfr.blk;
+			got = total;
+			verdict = pfr.crc_good;
+		} else {
+			got = load_block(c, off, total, &p);
+		}
 		if (got < 0) {
 			stop_read_error(c, off, got);
 			return 0;
@@ -460,7 +587,7 @@ int capture__next(struct capture *c, struct capture_block *blk)
 		}
 		c->pos = off + total;
 		c->index++;
-		if (!crc_ok(c, off, p, total)) {
+		if (!crc_ok(c, off, p, total, verdict)) {
 			if (new_problem(c, off)) {
 				c->crc_errors++;
 				add_warning(c,
@@ -471,7 +598,27 @@ int capture__next(struct capture *c, struct capture_block *blk)
 			continue;
 		}
 		c->kept++;
+		if (type == GT_BLK_ZSTD) {
+			open_batch(c, off, p + GT_CAP_BLOCK_HEAD, body_len,
+				   verdict >= 0 ? &pfr : NULL);
+			/*
+			 * The next block is most likely another batch: decompress it
+			 * meanwhile.  Not worth a thread for a file of a batch or two.
+			 */
+			if (!c->pf && !c->no_pf && ++c->nbatches >= 2) {
+				c->pf = zpf__new(c->fd, c->mem, c->size);
+				c->no_pf = !c->pf;
+			}
+			if (c->pf && c->pos < c->size)
+				zpf__request(c->pf, c->pos);
+			while (c->zpos < c->zlen) {
+				if (next_inner(c, blk))
+					return 1;
+			}
+			continue;
+		}
 		c->cur = off;
+		c->cur_sub = 0;
 		blk->type = type;
 		blk->len = body_len;
 		blk->body = p + GT_CAP_BLOCK_HEAD;
@@ -488,7 +635,14 @@ int capture__rewind(struct capture *c)
 	c->index = 1;
 	c->kept = 1;
 	c->stopped = false;
+	c->zlen = c->zpos = 0;
+	c->only = 0;
 	return 0;
+}
+
+void capture__only(struct capture *c, uint32_t mask)
+{
+	c->only = mask;
 }
 
 const char *capture__header(const struct capture *c, const char *key)
@@ -532,9 +686,11 @@ unsigned capture__crc_errors(const struct capture *c)
 void capture__note_unknown(struct capture *c, uint32_t type)
 {
 	/* Counted once per block, whichever pass the caller notes it in. */
-	if (c->cur < c->unknown_hw)
+	if (c->cur + 1 < c->unknown_hw ||
+	    (c->cur + 1 == c->unknown_hw && c->cur_sub <= c->unknown_sub))
 		return;
 	c->unknown_hw = c->cur + 1;
+	c->unknown_sub = c->cur_sub;
 	c->unknown++;
 }
 
@@ -566,6 +722,9 @@ void capture__close(struct capture *c)
 	free(c->kv);
 	free(c->warn);
 	free(c->buf);
+	zpf__free(c->pf);
+	free(c->zbuf);
+	ZSTD_freeDCtx(c->dctx);
 	free(c->bad);
 	free(c->path);
 	free(c);

@@ -450,6 +450,8 @@ const char *capture__block_name(uint32_t type)
 		return "GPU_OPS";
 	case GT_BLK_INLINES:
 		return "INLINES";
+	case GT_BLK_ZSTD:
+		return "ZSTD";
 	default:
 		return "unknown";
 	}

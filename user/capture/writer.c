@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * writer.c: the capture writer (layout in capture.h): the HEADER, blocks with
- * their CRC, buffered EVENTS, the end-of-file mark.
+ * their CRC, buffered EVENTS, batches of blocks compressed as ZSTD blocks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "capture/capture.h"
 #include "capture/capture_priv.h"
@@ -31,6 +32,11 @@ struct capture_writer {
 	struct capture_buf ev; /* pending EVENTS body */
 	struct gpuops_enc gpu; /* pending GPU_OPS body */
 	bool plain_gpu;	       /* GPU ops into EVENTS, as a 1.0 writer did */
+	int level;	       /* zstd level; 0: plain blocks */
+	uint32_t ztypes;       /* the batch's types, as its ZSTD block lists them */
+	struct capture_buf zb; /* pending inner blocks of the next ZSTD block */
+	ZSTD_CCtx *cctx;
+	struct capture_buf zout; /* the ZSTD block's body */
 };
 
 /* Writes every byte of iov, through short writes and signals. */
@@ -66,7 +72,7 @@ static int write_full(int fd, struct iovec *iov, int cnt)
 	}
 }
 
-static int write_block(struct capture_writer *w, uint32_t type, const void *body, size_t len)
+static int write_raw(struct capture_writer *w, uint32_t type, const void *body, size_t len)
 {
 	uint8_t head[GT_CAP_BLOCK_HEAD], tail[7 + GT_CAP_BLOCK_TAIL] = {};
 	size_t pad, total;
@@ -99,6 +105,71 @@ static int write_block(struct capture_writer *w, uint32_t type, const void *body
 		return err;
 	}
 	w->bytes += total;
+	return 0;
+}
+
+/* Compresses the pending inner blocks into one ZSTD block (its own frame). */
+static int write_batch(struct capture_writer *w)
+{
+	size_t bound, n;
+	uint8_t *p;
+	int err;
+
+	if (!w->zb.len)
+		return 0;
+	if (!w->cctx)
+		w->cctx = ZSTD_createCCtx();
+	if (!w->cctx) {
+		w->err = -ENOMEM;
+		return w->err;
+	}
+	bound = ZSTD_compressBound(w->zb.len);
+	capture_buf__reset(&w->zout);
+	p = buf_grow(&w->zout, 8 + bound);
+	put_u32(p, (uint32_t)w->zb.len);
+	put_u32(p + 4, w->ztypes);
+	w->ztypes = 0;
+	n = ZSTD_compressCCtx(w->cctx, p + 8, bound, w->zb.data, w->zb.len, w->level);
+	capture_buf__reset(&w->zb);
+	if (ZSTD_isError(n)) {
+		w->err = -EIO;
+		return w->err;
+	}
+	err = write_raw(w, GT_BLK_ZSTD, w->zout.data, 8 + n);
+	/* One batch can be large (a big STACKS block): do not keep its memory for good. */
+	if (w->zout.cap > 2 * (size_t)GT_CAP_ZSTD_BATCH)
+		capture_buf__free(&w->zout);
+	return err;
+}
+
+/* A block of the file, or of the pending batch when compressing. */
+static int write_block(struct capture_writer *w, uint32_t type, const void *body, size_t len)
+{
+	uint8_t head[8];
+	int err;
+
+	if (w->err)
+		return w->err;
+	if (!w->level || type == GT_BLK_HEADER)
+		return write_raw(w, type, body, len);
+	/* A plain block's limit is also a batch's: an oversized block is refused, not batched. */
+	if (len > GT_CAP_MAX_BLOCK - BLOCK_MIN)
+		return -EFBIG;
+	/* The reader holds a batch in memory under a cap: a block that does not fit starts the next. */
+	if (w->zb.len + 8 + round8(len) > GT_CAP_MAX_ZRAW) {
+		err = write_batch(w);
+		if (err)
+			return err;
+	}
+	put_u32(head, type);
+	put_u32(head + 4, (uint32_t)len);
+	if (type < 32)
+		w->ztypes |= 1U << type;
+	buf_put(&w->zb, head, sizeof(head));
+	buf_put(&w->zb, body, len);
+	buf_pad8(&w->zb, 0);
+	if (w->zb.len >= GT_CAP_ZSTD_BATCH)
+		return write_batch(w);
 	return 0;
 }
 
@@ -175,6 +246,8 @@ struct capture_writer *capture_writer__open_fd(int fd, const char *const *kv, si
 	return writer_start(fd, false, name, kv, n, err, errlen);
 }
 
+static int flush_pending(struct capture_writer *w);
+
 static int gpu_event(struct capture_writer *w, const void *rec)
 {
 	const struct gt_gpu_op *op = rec;
@@ -188,14 +261,14 @@ static int gpu_event(struct capture_writer *w, const void *rec)
 	}
 	if (gpuops_enc__add(&w->gpu, op)) {
 		/* Out of contexts: this block is done, the next starts afresh. */
-		err = capture_writer__flush(w);
+		err = flush_pending(w);
 		if (err)
 			return err;
 		gpuops_enc__add(&w->gpu, op);
 	}
 	w->events++;
 	if (w->gpu.body.len >= GT_CAP_EVENTS_FLUSH)
-		return capture_writer__flush(w);
+		return flush_pending(w);
 	return 0;
 }
 
@@ -223,11 +296,12 @@ int capture_writer__event(struct capture_writer *w, const void *rec, size_t size
 	buf_put(&w->ev, rec, size);
 	w->events++;
 	if (w->ev.len >= GT_CAP_EVENTS_FLUSH)
-		return capture_writer__flush(w);
+		return flush_pending(w);
 	return 0;
 }
 
-int capture_writer__flush(struct capture_writer *w)
+/* Pending EVENTS and GPU_OPS bodies become blocks (of the batch, compressing). */
+static int flush_pending(struct capture_writer *w)
 {
 	int err;
 
@@ -249,14 +323,32 @@ int capture_writer__flush(struct capture_writer *w)
 	return 0;
 }
 
+int capture_writer__flush(struct capture_writer *w)
+{
+	int err = flush_pending(w);
+
+	return err ? err : write_batch(w);
+}
+
+int capture_writer__compress(struct capture_writer *w, int level)
+{
+	int err;
+
+	if (level < 0 || level > ZSTD_maxCLevel())
+		return -EINVAL;
+	err = capture_writer__flush(w);
+	w->level = level;
+	return err;
+}
+
 int capture_writer__block(struct capture_writer *w, uint32_t type, const void *body, size_t len)
 {
 	int err;
 
 	/* Only the writer's own first block may be a HEADER: a second one would start a new file. */
-	if (type == GT_BLK_HEADER)
+	if (type == GT_BLK_HEADER || type == GT_BLK_ZSTD)
 		return -EINVAL;
-	err = capture_writer__flush(w);
+	err = flush_pending(w);
 	if (err)
 		return err;
 	return write_block(w, type, body, len);
@@ -282,6 +374,9 @@ int capture_writer__close(struct capture_writer *w)
 	if (w->own_fd && close(w->fd) && !err)
 		err = -errno;
 	capture_buf__free(&w->ev);
+	capture_buf__free(&w->zb);
+	capture_buf__free(&w->zout);
+	ZSTD_freeCCtx(w->cctx);
 	gpuops_enc__free(&w->gpu);
 	free(w);
 	return err;

@@ -16,41 +16,11 @@
 
 #include "analysis/analysis.h"
 #include "output/export.h"
+#include "output/export_priv.h"
 #include "output/json.h"
 #include "output/present.h"
 #include "analysis/timeline.h"
 #include "support/util.h"
-
-enum ev_kind {
-	EV_SPAN = 0, /* a: thread, b: span */
-	EV_CALL,     /* a: thread, b: call */
-	EV_OP,	     /* a: op */
-	EV_GAP,	     /* a: gap */
-	EV_HOP,	     /* a: gap, b: hop */
-	EV_LAUNCH,   /* a: gap (launch call -> GPU start) */
-	EV_UNIT,     /* a: unit */
-	EV_LOSS,     /* a: loss window */
-	EV_FLOW_S,   /* a: flow id, b: 0 wakeup, 1 launch */
-	EV_FLOW_F,
-};
-
-struct ev {
-	uint64_t ts, dur; /* quanta since the base */
-	uint32_t pid, tid;
-	uint32_t a, b;
-	uint16_t depth; /* nesting order among slices that start together */
-	uint8_t kind;
-};
-
-struct xb {
-	const struct an_result *r;
-	const struct timeline *tl;
-	uint64_t base;
-	struct ev *ev;
-	size_t n, cap;
-	uint32_t next_flow;
-	uint32_t unit_lanes;
-};
 
 static uint64_t q(const struct xb *x, uint64_t ns)
 {
@@ -85,7 +55,7 @@ static void slice(struct xb *x, uint8_t kind, uint64_t from, uint64_t to, uint32
 		push(x, kind, s, e - s, pid, tid, a, b, depth);
 }
 
-static const struct tl_thread *thread_of(const struct timeline *tl, uint32_t tid)
+const struct tl_thread *export__thread_of(const struct timeline *tl, uint32_t tid)
 {
 	for (size_t i = 0; i < tl->nthreads; i++)
 		if (tl->threads[i].tid == tid)
@@ -93,7 +63,7 @@ static const struct tl_thread *thread_of(const struct timeline *tl, uint32_t tid
 	return NULL;
 }
 
-static bool has_track(const struct tl_thread *t)
+bool export__has_track(const struct tl_thread *t)
 {
 	return t && (t->nspans || t->ncalls);
 }
@@ -178,7 +148,7 @@ static void wake_flows(struct xb *x, uint32_t ti)
 
 		if (s->state != TL_BLOCKED || !s->waker || s->waker == t->tid)
 			continue;
-		w = thread_of(x->tl, s->waker);
+		w = export__thread_of(x->tl, s->waker);
 		at = q(x, s->to);
 		/* A waker outside its traced life (e.g. exit wakeups) has nowhere to start from. */
 		if (!covered(x, w, at) || !covered(x, t, at + 1))
@@ -189,11 +159,6 @@ static void wake_flows(struct xb *x, uint32_t ti)
 		push(x, EV_FLOW_F, at + 1, 0, t->pid, t->tid, id, 0, 0);
 	}
 }
-
-struct lane {
-	uint32_t device, stream, lane, tid;
-	uint64_t end;
-};
 
 /* Kernels and copies on one track per stream (more if a stream's ops overlap). */
 static void gpu_events(struct xb *x, struct lane **lanes, size_t *nlanes)
@@ -231,8 +196,8 @@ static void gpu_events(struct xb *x, struct lane **lanes, size_t *nlanes)
 		ln->end = e;
 		push(x, EV_OP, s, e - s, export__gpu_pid(o->device), ln->tid, (uint32_t)i, 0, 0);
 		if (o->launch_tid && o->launch_ns &&
-		    covered(x, thread_of(tl, o->launch_tid), q(x, o->launch_ns))) {
-			const struct tl_thread *lt = thread_of(tl, o->launch_tid);
+		    covered(x, export__thread_of(tl, o->launch_tid), q(x, o->launch_ns))) {
+			const struct tl_thread *lt = export__thread_of(tl, o->launch_tid);
 			uint32_t id = ++x->next_flow;
 
 			push(x, EV_FLOW_S, q(x, o->launch_ns), 0, lt->pid, lt->tid, id, 1, 0);
@@ -310,7 +275,7 @@ static void fmt_q(char *buf, size_t len, uint64_t quanta)
 		 (unsigned)(quanta % 8) * 125);
 }
 
-static void thread_label(const struct an_result *r, uint32_t tid, char *buf, size_t len)
+void export__thread_label(const struct an_result *r, uint32_t tid, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s:%u", an_result__thread_name(r, tid), tid);
 }
@@ -396,11 +361,63 @@ static void span_name(const struct tl_span *s, char *buf, size_t len)
 	}
 }
 
+void export__event_name(const struct xb *x, const struct ev *e, char *name, size_t len,
+			const char **cat)
+{
+	const struct an_result *r = x->r;
+	const struct timeline *tl = x->tl;
+	char who[64];
+
+	switch (e->kind) {
+	case EV_SPAN:
+		span_name(&tl->threads[e->a].spans[e->b], name, len);
+		*cat = "state";
+		break;
+	case EV_CALL:
+		snprintf(name, len, "%s", tl->threads[e->a].calls[e->b].name);
+		*cat = "call";
+		break;
+	case EV_OP:
+		snprintf(name, len, "%s", tl_op_kind_name(tl->ops[e->a].kind));
+		*cat = "gpu";
+		break;
+	case EV_GAP:
+		gap_label(&r->gaps[e->a], name, len);
+		*cat = "gap";
+		break;
+	case EV_HOP: {
+		const struct an_hop *h = &r->gaps[e->a].chain[e->b];
+
+		export__thread_label(r, h->tid, who, sizeof(who));
+		snprintf(name, len, "%s %s", h->depth ? "waited for" : "critical thread", who);
+		*cat = "gap";
+		break;
+	}
+	case EV_LAUNCH:
+		snprintf(name, len, "launch call -> GPU start");
+		*cat = "gap";
+		break;
+	case EV_UNIT:
+		snprintf(name, len, "unit %llu", (unsigned long long)tl->units[e->a].id);
+		*cat = "unit";
+		break;
+	case EV_LOSS:
+		snprintf(name, len, "lost events");
+		*cat = "loss";
+		break;
+	default:
+		snprintf(name, len, "?");
+		*cat = "?";
+		break;
+	}
+}
+
 static void write_event(struct json *j, const struct xb *x, const struct ev *e)
 {
 	const struct an_result *r = x->r;
 	const struct timeline *tl = x->tl;
 	char num[40], name[160], who[64];
+	const char *cat;
 
 	json_obj_begin(j);
 	if (e->kind >= EV_FLOW_S) {
@@ -423,13 +440,13 @@ static void write_event(struct json *j, const struct xb *x, const struct ev *e)
 	}
 	fmt_q(num, sizeof(num), e->dur);
 	json_kraw(j, "dur", num);
+	export__event_name(x, e, name, sizeof(name), &cat);
+	json_kstr(j, "name", name);
+	json_kstr(j, "cat", cat);
 	switch (e->kind) {
 	case EV_SPAN: {
 		const struct tl_span *s = &tl->threads[e->a].spans[e->b];
 
-		span_name(s, name, sizeof(name));
-		json_kstr(j, "name", name);
-		json_kstr(j, "cat", "state");
 		/* Running slices carry no args, so speedscope merges them into one frame. */
 		if (s->state == TL_RUNNING)
 			break;
@@ -442,7 +459,7 @@ static void write_event(struct json *j, const struct xb *x, const struct ev *e)
 		if (s->state == TL_BLOCKED && s->handoff)
 			json_kbool(j, "handoff", true);
 		if (s->waker && s->state != TL_PREEMPTED) {
-			thread_label(r, s->waker, who, sizeof(who));
+			export__thread_label(r, s->waker, who, sizeof(who));
 			json_kstr(j, "woken_by", who);
 		}
 		json_obj_end(j);
@@ -451,8 +468,6 @@ static void write_event(struct json *j, const struct xb *x, const struct ev *e)
 	case EV_CALL: {
 		const struct tl_call *c = &tl->threads[e->a].calls[e->b];
 
-		json_kstr(j, "name", c->name);
-		json_kstr(j, "cat", "call");
 		json_key(j, "args");
 		json_obj_begin(j);
 		json_kstr(j, "category", gt_cat_names[c->cat]);
@@ -462,14 +477,12 @@ static void write_event(struct json *j, const struct xb *x, const struct ev *e)
 	case EV_OP: {
 		const struct tl_op *o = &tl->ops[e->a];
 
-		json_kstr(j, "name", tl_op_kind_name(o->kind));
-		json_kstr(j, "cat", "gpu");
 		json_key(j, "args");
 		json_obj_begin(j);
 		json_ku64(j, "op_id", o->op_id);
 		json_ku64(j, "stream", o->stream);
 		if (o->launch_tid) {
-			thread_label(r, o->launch_tid, who, sizeof(who));
+			export__thread_label(r, o->launch_tid, who, sizeof(who));
 			json_kstr(j, "launched_by", who);
 			json_ki64(j, "launch_to_start_ns", (int64_t)(o->start - o->launch_ns));
 		}
@@ -480,9 +493,6 @@ static void write_event(struct json *j, const struct xb *x, const struct ev *e)
 		const struct an_gap *g = &r->gaps[e->a];
 		char d[32];
 
-		gap_label(g, name, sizeof(name));
-		json_kstr(j, "name", name);
-		json_kstr(j, "cat", "gap");
 		json_key(j, "args");
 		json_obj_begin(j);
 		json_ku64(j, "index", g->index);
@@ -495,7 +505,7 @@ static void write_event(struct json *j, const struct xb *x, const struct ev *e)
 		if (g->unit_after >= 0)
 			json_ki64(j, "unit_after", g->unit_after);
 		if (g->tid) {
-			thread_label(r, g->tid, who, sizeof(who));
+			export__thread_label(r, g->tid, who, sizeof(who));
 			json_kstr(j, "critical_thread", who);
 		}
 		cats_arg(j, "by_category_ns", g->by_cat);
@@ -505,11 +515,6 @@ static void write_event(struct json *j, const struct xb *x, const struct ev *e)
 	case EV_HOP: {
 		const struct an_hop *h = &r->gaps[e->a].chain[e->b];
 
-		thread_label(r, h->tid, who, sizeof(who));
-		snprintf(name, sizeof(name), "%s %s", h->depth ? "waited for" : "critical thread",
-			 who);
-		json_kstr(j, "name", name);
-		json_kstr(j, "cat", "gap");
 		json_key(j, "args");
 		json_obj_begin(j);
 		json_ku64(j, "depth", h->depth);
@@ -520,28 +525,21 @@ static void write_event(struct json *j, const struct xb *x, const struct ev *e)
 		break;
 	}
 	case EV_LAUNCH:
-		json_kstr(j, "name", "launch call -> GPU start");
-		json_kstr(j, "cat", "gap");
 		break;
 	case EV_UNIT: {
 		const struct tl_unit *u = &tl->units[e->a];
 
-		snprintf(name, sizeof(name), "unit %llu", (unsigned long long)u->id);
-		json_kstr(j, "name", name);
-		json_kstr(j, "cat", "unit");
 		json_key(j, "args");
 		json_obj_begin(j);
 		json_ku64(j, "id", u->id);
 		if (u->tid) {
-			thread_label(r, u->tid, who, sizeof(who));
+			export__thread_label(r, u->tid, who, sizeof(who));
 			json_kstr(j, "thread", who);
 		}
 		json_obj_end(j);
 		break;
 	}
 	case EV_LOSS:
-		json_kstr(j, "name", "lost events");
-		json_kstr(j, "cat", "loss");
 		break;
 	default:
 		break;
@@ -549,39 +547,46 @@ static void write_event(struct json *j, const struct xb *x, const struct ev *e)
 	json_obj_end(j);
 }
 
-static void write_meta(struct json *j, const struct xb *x, const struct lane *lanes, size_t nlanes)
+void export__tracks(const struct xb *x, const struct lane *lanes, size_t nlanes,
+		    void (*cb)(void *ctx, const struct export_track *t), void *ctx)
 {
 	const struct an_result *r = x->r;
 	const struct timeline *tl = x->tl;
+	struct export_track t;
 	char name[96];
 
+#define TRACK(k, p, th, n, s)                                                        \
+	do {                                                                         \
+		t = (struct export_track){                                           \
+		    .kind = (k), .pid = (p), .tid = (th), .name = (n), .sort = (s)}; \
+		cb(ctx, &t);                                                         \
+	} while (0)
 	for (size_t i = 0; i < tl->nthreads; i++) {
-		const struct tl_thread *t = &tl->threads[i];
+		const struct tl_thread *th = &tl->threads[i];
 		bool first = true;
 
-		if (!has_track(t))
+		if (!export__has_track(th))
 			continue;
 		for (size_t k = 0; k < i && first; k++)
-			if (has_track(&tl->threads[k]) && tl->threads[k].pid == t->pid)
+			if (export__has_track(&tl->threads[k]) && tl->threads[k].pid == th->pid)
 				first = false;
 		if (first) {
-			const struct tl_thread *main = thread_of(tl, t->pid);
+			const struct tl_thread *main = export__thread_of(tl, th->pid);
 
 			snprintf(name, sizeof(name), "%s",
 				 main && main->comm[0] ? main->comm : r->comm);
-			meta(j, "process_name", t->pid, t->pid, "name", name, 0);
+			TRACK(XT_PROCESS, th->pid, th->pid, name, 0);
 		}
-		meta(j, "thread_name", t->pid, t->tid, "name", t->comm[0] ? t->comm : "?", 0);
+		TRACK(XT_THREAD, th->pid, th->tid, th->comm[0] ? th->comm : "?", 0);
 	}
 	for (size_t d = 0; d < r->ndevices; d++) {
 		uint32_t pid = export__gpu_pid(r->devices[d].id);
 
 		snprintf(name, sizeof(name), "GPU %u", r->devices[d].id);
-		meta(j, "process_name", pid, 0, "name", name, 0);
-		meta(j, "process_sort_index", pid, 0, "sort_index", NULL, -100 + (long)d);
-		meta(j, "thread_name", pid, pid + EXPORT_TID_GAPS, "name", "idle gaps (explained)",
-		     0);
-		meta(j, "thread_sort_index", pid, pid + EXPORT_TID_GAPS, "sort_index", NULL, 0);
+		TRACK(XT_PROCESS, pid, 0, name, 0);
+		TRACK(XT_PROCESS_SORT, pid, 0, NULL, -100 + (long)d);
+		TRACK(XT_THREAD, pid, pid + EXPORT_TID_GAPS, "idle gaps (explained)", 0);
+		TRACK(XT_THREAD_SORT, pid, pid + EXPORT_TID_GAPS, NULL, 0);
 	}
 	for (size_t i = 0; i < nlanes; i++) {
 		if (lanes[i].lane)
@@ -589,23 +594,31 @@ static void write_meta(struct json *j, const struct xb *x, const struct lane *la
 				 lanes[i].lane + 1);
 		else
 			snprintf(name, sizeof(name), "stream %u", lanes[i].stream);
-		meta(j, "thread_name", export__gpu_pid(lanes[i].device), lanes[i].tid, "name", name,
-		     0);
-		meta(j, "thread_sort_index", export__gpu_pid(lanes[i].device), lanes[i].tid,
-		     "sort_index", NULL, (long)(1 + i));
+		TRACK(XT_THREAD, export__gpu_pid(lanes[i].device), lanes[i].tid, name, 0);
+		TRACK(XT_THREAD_SORT, export__gpu_pid(lanes[i].device), lanes[i].tid, NULL,
+		      (long)(1 + i));
 	}
-	meta(j, "process_name", EXPORT_PID_GAPTRACE, 0, "name", "gaptrace: work units", 0);
-	meta(j, "process_sort_index", EXPORT_PID_GAPTRACE, 0, "sort_index", NULL, -200);
+	TRACK(XT_PROCESS, EXPORT_PID_GAPTRACE, 0, "gaptrace: work units", 0);
+	TRACK(XT_PROCESS_SORT, EXPORT_PID_GAPTRACE, 0, NULL, -200);
 	for (uint32_t lane = 0; lane < x->unit_lanes; lane++) {
 		if (lane)
 			snprintf(name, sizeof(name), "work units #%u", lane + 1);
-		meta(j, "thread_name", EXPORT_PID_GAPTRACE,
-		     EXPORT_PID_GAPTRACE + EXPORT_TID_UNITS + lane, "name",
-		     lane ? name : "work units", 0);
+		TRACK(XT_THREAD, EXPORT_PID_GAPTRACE, EXPORT_PID_GAPTRACE + EXPORT_TID_UNITS + lane,
+		      lane ? name : "work units", 0);
 	}
 	if (tl->nlosses)
-		meta(j, "thread_name", EXPORT_PID_GAPTRACE, EXPORT_PID_GAPTRACE + EXPORT_TID_LOSSES,
-		     "name", "lost events", 0);
+		TRACK(XT_THREAD, EXPORT_PID_GAPTRACE, EXPORT_PID_GAPTRACE + EXPORT_TID_LOSSES,
+		      "lost events", 0);
+#undef TRACK
+}
+
+static void meta_track(void *ctx, const struct export_track *t)
+{
+	static const char *const what[] = {"process_name", "thread_name", "process_sort_index",
+					   "thread_sort_index"};
+	bool sort = t->kind == XT_PROCESS_SORT || t->kind == XT_THREAD_SORT;
+
+	meta(ctx, what[t->kind], t->pid, t->tid, sort ? "sort_index" : "name", t->name, t->sort);
 }
 
 static uint64_t base_of(const struct an_result *r, const struct timeline *tl)
@@ -625,24 +638,39 @@ static uint64_t base_of(const struct an_result *r, const struct timeline *tl)
 	return base - base % EXPORT_QUANTUM_NS;
 }
 
-int export__chrome_json(FILE *f, const struct an_result *r)
+void export__build(struct xb *x, const struct an_result *r, struct lane **lanes, size_t *nlanes)
 {
 	struct timeline *tl = timeline__new(r);
-	struct xb x = {.r = r, .tl = tl};
-	struct lane *lanes = NULL;
-	size_t nlanes = 0;
-	struct json j;
 
-	x.base = base_of(r, tl);
+	*x = (struct xb){.r = r, .tl = tl};
+	*lanes = NULL;
+	*nlanes = 0;
+	x->base = base_of(r, tl);
 	for (uint32_t i = 0; i < tl->nthreads; i++) {
-		thread_events(&x, i);
-		wake_flows(&x, i);
+		thread_events(x, i);
+		wake_flows(x, i);
 	}
-	gpu_events(&x, &lanes, &nlanes);
-	gap_events(&x);
-	unit_events(&x);
-	gt_sort(x.ev, x.n, sizeof(*x.ev), cmp_ev);
+	gpu_events(x, lanes, nlanes);
+	gap_events(x);
+	unit_events(x);
+	gt_sort(x->ev, x->n, sizeof(*x->ev), cmp_ev);
+}
 
+void export__done(struct xb *x, struct lane *lanes)
+{
+	free(lanes);
+	free(x->ev);
+	timeline__free((struct timeline *)x->tl);
+}
+
+int export__chrome_json(FILE *f, const struct an_result *r)
+{
+	struct lane *lanes;
+	size_t nlanes;
+	struct json j;
+	struct xb x;
+
+	export__build(&x, r, &lanes, &nlanes);
 	json_init(&j, f, false);
 	json_obj_begin(&j);
 	json_kstr(&j, "displayTimeUnit", "ns");
@@ -654,12 +682,12 @@ int export__chrome_json(FILE *f, const struct an_result *r)
 	json_ku64(&j, "pid", r->pid);
 	json_ku64(&j, "base_mono_ns", x.base);
 	json_ku64(&j, "quantum_ns", EXPORT_QUANTUM_NS);
-	json_kstr(&j, "thread_states", tl->full ? "whole capture" : "none");
+	json_kstr(&j, "thread_states", x.tl->full ? "whole capture" : "none");
 	json_ku64(&j, "gaps", r->ngaps);
 	json_obj_end(&j);
 	json_key(&j, "traceEvents");
 	json_arr_begin(&j);
-	write_meta(&j, &x, lanes, nlanes);
+	export__tracks(&x, lanes, nlanes, meta_track, &j);
 	for (size_t i = 0; i < x.n; i++) {
 		/* One event per line: greppable, and diffs of exports stay readable. */
 		fputc('\n', f);
@@ -668,8 +696,6 @@ int export__chrome_json(FILE *f, const struct an_result *r)
 	json_arr_end(&j);
 	json_obj_end(&j);
 	fputc('\n', f);
-	free(lanes);
-	free(x.ev);
-	timeline__free(tl);
+	export__done(&x, lanes);
 	return ferror(f) ? -1 : 0;
 }

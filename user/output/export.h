@@ -35,5 +35,21 @@ static inline uint32_t export__gpu_pid(uint32_t device)
  * event JSON object.  Returns 0, or -1 if writing failed.
  */
 int export__chrome_json(FILE *f, const struct an_result *r);
+/*
+ * The same tracks and slices as a Perfetto protobuf trace (TrackEvent;
+ * flows are left out).  Returns 0, or -1 if writing failed.
+ */
+int export__perfetto_proto(FILE *f, const struct an_result *r);
+
+/* Compressed output (export_zio.c): what a name ending .zst or .gz asks for. */
+enum export_z { EXPORT_Z_NONE, EXPORT_Z_ZSTD, EXPORT_Z_GZIP };
+enum export_z export__z_of_name(const char *path);
+/*
+ * A stream that compresses what is written to it into under (left open):
+ * NULL after a one-line error.  export__zclose finishes the stream and
+ * closes it: 0, or -1 when compressing or writing failed.
+ */
+FILE *export__zopen(FILE *under, enum export_z kind);
+int export__zclose(FILE *zf);
 
 #endif /* GT_EXPORT_H */

@@ -567,6 +567,7 @@ int record__start(struct recorder *r, int argc, char **argv)
 		gt_err("%s", err);
 		goto out;
 	}
+	capture_writer__compress(r->w, GT_CAP_ZSTD_LEVEL);
 	record_sink__init(&r->sink, &(struct record_sink_cfg){
 					.ops = &sink_ops,
 					.ctx = r,
