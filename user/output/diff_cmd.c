@@ -18,7 +18,7 @@
 #include "output/cmdopts.h"
 #include "output/diff.h"
 #include "output/flame.h"
-#include "output/json.h"
+#include "support/json.h"
 #include "output/present.h"
 #include "support/util.h"
 

@@ -14,7 +14,7 @@
 #include "capture/capture.h"
 #include "cmds.h"
 #include "gaptrace.h"
-#include "output/json.h"
+#include "support/json.h"
 #include "support/util.h"
 
 #define NBLOCK_KINDS 10
