@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * attach_detach.c: takes gaptrace's probes and samplers off the traced
- * process at the stop, without holding up the end of the capture.
+ * process at the stop, without holding up the end of the capture; how far
+ * an attach or a detach got, for the status line.
  */
 #include <pthread.h>
 #include <unistd.h>
@@ -18,14 +19,17 @@
 struct detach_slice {
 	struct bpf_link **links;
 	size_t n, from, step;
+	size_t *closed; /* the attacher's count of links closed */
 };
 
 static void *detach_slice(void *arg)
 {
 	struct detach_slice *d = arg;
 
-	for (size_t i = d->from; i < d->n; i += d->step)
+	for (size_t i = d->from; i < d->n; i += d->step) {
 		bpf_link__destroy(d->links[i]);
+		__atomic_fetch_add(d->closed, 1, __ATOMIC_RELAXED);
+	}
 	return NULL;
 }
 
@@ -35,7 +39,7 @@ static void *detach_slice(void *arg)
  * other for every library of a PyTorch target.  Closed from several threads,
  * the waits overlap.  Links a thread cannot be started for are closed here.
  */
-static void destroy_links(struct bpf_link **links, size_t n)
+static void destroy_links(struct bpf_link **links, size_t n, size_t *closed)
 {
 	struct detach_slice d[DETACH_THREADS];
 	pthread_t th[DETACH_THREADS];
@@ -43,7 +47,7 @@ static void destroy_links(struct bpf_link **links, size_t n)
 	size_t nth = GT_MIN(n, (size_t)DETACH_THREADS);
 
 	for (size_t k = 0; k < nth; k++) {
-		d[k] = (struct detach_slice){links, n, k, nth};
+		d[k] = (struct detach_slice){links, n, k, nth, closed};
 		/* The first slice is this thread's own work. */
 		started[k] = k && !pthread_create(&th[k], NULL, detach_slice, &d[k]);
 	}
@@ -59,7 +63,7 @@ static void *detach_all(void *arg)
 {
 	struct attacher *a = arg;
 
-	destroy_links(a->links, a->ndetach);
+	destroy_links(a->links, a->ndetach, &a->nclosed);
 	return NULL;
 }
 
@@ -87,4 +91,18 @@ void attacher__detach(struct attacher *a)
 		detach_all(a);
 		a->ndetach = 0;
 	}
+}
+
+bool attacher__detach_pending(struct attacher *a, size_t *closed, size_t *total)
+{
+	*total = a->ndetach;
+	*closed = __atomic_load_n(&a->nclosed, __ATOMIC_RELAXED);
+	return a->detaching && *closed < *total;
+}
+
+void attacher__on_progress(struct attacher *a,
+			   void (*fn)(void *ctx, size_t objects, unsigned links), void *ctx)
+{
+	a->progress = fn;
+	a->progress_ctx = ctx;
 }

@@ -138,30 +138,12 @@ static void flush_all(struct recorder *r)
 	record_sink__flush(&r->sink);
 }
 
-static void progress_line(struct recorder *r, uint64_t now, bool final)
+static void attach_progress(void *ctx, size_t objects, unsigned links)
 {
-	char ev[32], size[32];
-	double secs = (now - r->start_ns) / 1e9;
-	double dt = (now - r->last_progress_ns) / 1e9;
-	double rate = dt > 0 ? (r->sink.events - r->events_at_progress) / dt : 0;
-	uint64_t lost = r->stats[GT_STAT_RB_LOST];
+	struct recorder *r = ctx;
 
-	if (rate >= 1e6)
-		snprintf(ev, sizeof(ev), "%.1fM", rate / 1e6);
-	else if (rate >= 1e3)
-		snprintf(ev, sizeof(ev), "%.1fk", rate / 1e3);
-	else
-		snprintf(ev, sizeof(ev), "%.0f", rate);
-	fprintf(stderr, "\r\033[K[gaptrace] pid %d  %.1f s  %s ev/s  lost %s%llu%s  gaps %llu  %s",
-		r->pid, secs, ev, lost ? "\033[1;31m" : "", (unsigned long long)lost,
-		lost ? "\033[0m" : "", (unsigned long long)r->sink.gaps,
-		gt_fmt_bytes(capture_writer__bytes(r->w), size, sizeof(size)));
-	if (final)
-		fputc('\n', stderr);
-	fflush(stderr);
-	gt_log_set_progress_active(!final);
-	r->events_at_progress = r->sink.events;
-	r->last_progress_ns = now;
+	record__step(r, false, "attaching to pid %d: %zu objects scanned, %u probes attached",
+		     r->pid, objects, links);
 }
 
 /* The scheduler programs (tp_btf; the raw_tp flavour was removed). */
@@ -311,7 +293,7 @@ static int run_loop(struct recorder *r)
 			r->rescan = false;
 		}
 		if (r->progress && now - r->last_progress_ns >= PROGRESS_NS)
-			progress_line(r, now, false);
+			record__progress(r, now, false);
 		if (r->sink.write_err) {
 			r->stop_reason = "write-error";
 			return r->sink.write_err;
@@ -394,6 +376,7 @@ static int setup_bpf(struct recorder *r)
 	r->skel->rodata->cfg_kstacks = o->stacks;
 	r->skel->rodata->cfg_stack_id_shift = stack_id_shift();
 	r->skel->rodata->cfg_follow_children = o->follow_children;
+	r->skel->rodata->cfg_self_tgid = (uint32_t)getpid();
 	r->skel->rodata->cfg_wakeup_bytes = o->ringbuf_bytes / 4;
 	bpf_map__set_max_entries(r->skel->maps.events, (uint32_t)o->ringbuf_bytes);
 	/* Snapshot maps sized to --stack-bytes; a token size when dwarf is off. */
@@ -438,6 +421,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	gt_libbpf_logging();
+	r.progress = o.progress == 1 || (o.progress == -1 && isatty(STDERR_FILENO));
 	/*
 	 * Attaching is a burst of CPU work (BPF verification, symbol tables,
 	 * /proc): at nice 0 behind a target's 32 busy threads on 2 CPUs it
@@ -509,6 +493,7 @@ int cmd_record(int argc, char **argv)
 		    o.gpu.cupti_lib && o.gpu.mode != GPU_NONE && o.gpu.mode != GPU_UPROBE
 			? 64 << 20
 			: 16 << 20;
+	record__step(&r, true, "loading the BPF programs");
 	if (setup_bpf(&r))
 		goto cleanup;
 	/* Before the header is written: it records which GPU source was used. */
@@ -556,6 +541,7 @@ int cmd_record(int argc, char **argv)
 	if (o.cfi_sample_bytes)
 		r.fpless = fpless__new(bpf_map__fd(r.skel->maps.fpless), o.cfi_all);
 	r.att = attacher__new(r.skel, &o.probes);
+	attacher__on_progress(r.att, attach_progress, &r);
 	r.start_ns = gt_now_mono_ns();
 	record__header_kv(&r, &kv, argc, argv);
 	r.w = capture_writer__open(o.output, kvs, record__kv_strings(&kv, kvs, GT_ARRAY_SIZE(kvs)),
@@ -589,6 +575,7 @@ int cmd_record(int argc, char **argv)
 	 */
 	syms_cache__load_kernel(r.syms);
 	/* Scheduler first: from here on every switch of the target is seen. */
+	record__step(&r, true, "attaching to pid %d: scheduler tracepoints", r.pid);
 	if (attach_sched(&r))
 		goto cleanup;
 	if (o.cmd) {
@@ -621,12 +608,14 @@ int cmd_record(int argc, char **argv)
 	}
 	if (r.fpless)
 		fpless__update(r.fpless, r.pid);
+	/* Later scans run beside the status line: no step lines from them. */
+	attacher__on_progress(r.att, NULL, NULL);
+	record__step_done(&r);
 	if (!o.cmd) {
 		record__emit_threads(&r, r.pid);
 		record__emit_mappings(&r, r.pid);
 	}
 	r.last_stats_ns = r.last_flush_ns = r.last_progress_ns = r.last_rescan_ns = r.start_ns;
-	r.progress = o.progress == 1 || (o.progress == -1 && isatty(STDERR_FILENO));
 	if (o.cmd && record__release_child(&r, status_fd, o.cmd[0]))
 		goto cleanup;
 	status_fd = -1;
@@ -680,52 +669,25 @@ int cmd_record(int argc, char **argv)
 	record__write_counters(&r, GT_BLK_COUNTERS);
 	record__write_counters(&r, GT_BLK_END);
 	if (r.progress)
-		progress_line(&r, r.end_ns, true);
+		record__progress(&r, r.end_ns, true);
 	e = e ? e : r.sink.write_err;
 	if (capture_writer__close(r.w) && !e) {
 		gt_err("cannot finish writing %s: %s", o.output, strerror(errno));
 		e = -EIO;
 	}
 	r.w = NULL;
-	if (r.target_gone && r.end_ns - r.target_gone_ns >= 100 * NSEC_PER_MSEC)
-		gt_info("pid %d exited after %.1f s; the processes followed from it were recorded "
-			"until %.1f s (%s)",
-			r.pid, (r.target_gone_ns - r.start_ns) / 1e9, (r.end_ns - r.start_ns) / 1e9,
-			!strcmp(r.stop_reason ? r.stop_reason : "", "target-exit") ? "they exited"
-										   : r.stop_reason);
-	else if (r.target_gone && !o.cmd)
-		gt_warn("pid %d exited after %.1f s: the capture ends there", r.pid,
-			(r.end_ns - r.start_ns) / 1e9);
-	if (r.target_gone && o.cmd) {
-		if (WIFEXITED(r.target_status))
-			gt_info("'%s' exited with status %d", o.cmd[0],
-				WEXITSTATUS(r.target_status));
-		else if (WIFSIGNALED(r.target_status))
-			gt_warn("'%s' was killed by signal %d", o.cmd[0],
-				WTERMSIG(r.target_status));
-	}
 	if (r.fpa)
 		fp_audit__report(r.fpa, offsetof(struct gt_ustack, data) + 8192);
-	if (r.stats[GT_STAT_RB_LOST])
-		gt_warn("%llu events were lost (ring buffer full): raise --ringbuf-size; "
-			"reports show the affected time as unknown",
-			(unsigned long long)r.stats[GT_STAT_RB_LOST]);
-	{
-		char size[32];
-		struct stat st = {};
-
-		stat(o.output, &st);
-		gt_info("wrote %s: %s, %llu records, %llu lost, %.1f s; next: gaptrace report %s",
-			o.output, gt_fmt_bytes((uint64_t)st.st_size, size, sizeof(size)),
-			(unsigned long long)r.sink.events,
-			(unsigned long long)r.stats[GT_STAT_RB_LOST], (r.end_ns - r.start_ns) / 1e9,
-			o.output);
+	ret = record__summary(&r, e);
+	/* Waits for the links still closing (13 s for a big target's uprobes). */
+	for (size_t closed, total; attacher__detach_pending(r.att, &closed, &total);) {
+		record__step(&r, true, "detaching: %zu of %zu probe links closed", closed, total);
+		usleep(250 * 1000);
 	}
-	/* Waits for the links still closing. */
+	record__step_done(&r);
 	attacher__free(r.att);
 	r.att = NULL;
 	record__report_cpu(&r);
-	ret = e ? GT_EXIT_FAIL : GT_EXIT_OK;
 
 cleanup:
 	if (r.go_fd >= 0) {

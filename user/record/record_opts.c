@@ -114,8 +114,16 @@ static void usage(FILE *f)
 		"      --progress, --no-progress\n"
 		"                          force the live status line on/off (default: on when\n"
 		"                          stderr is a terminal)\n"
+		"      --summary-json FILE the closing summary (capture, records, lost, GPU\n"
+		"                          operations, the command's exit status) as JSON in\n"
+		"                          FILE (- for stdout); schema gaptrace.record-summary/1\n"
 		"  -v, --verbose           more detail (twice: libbpf debug output)\n"
 		"  -h, --help              this help\n"
+		"\n"
+		"Exit status: a launched COMMAND's own status when it exited (128 + N when\n"
+		"signal N killed it, as a shell reports it); 0 when -p was used or the\n"
+		"recording stopped (-d, Ctrl-C) before COMMAND ended; 1 when gaptrace itself\n"
+		"failed, 2 for bad usage.\n"
 		"\n"
 		"Environment:\n"
 		"  GAPTRACE_DEBUGINFO_PATH where separate debug info is looked for (build-id\n"
@@ -154,6 +162,7 @@ enum {
 	OPT_NO_PROGRESS,
 	OPT_SAMPLER,
 	OPT_SAMPLE_PERIOD,
+	OPT_SUMMARY_JSON,
 };
 
 int record__parse_opts(int argc, char **argv, struct record_opts *o)
@@ -184,6 +193,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	    {"cupti-lib", required_argument, NULL, OPT_CUPTI_LIB},
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
 	    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+	    {"summary-json", required_argument, NULL, OPT_SUMMARY_JSON},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {},
@@ -377,6 +387,9 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NO_PROGRESS:
 			o->progress = 0;
+			break;
+		case OPT_SUMMARY_JSON:
+			o->summary_json = optarg;
 			break;
 		default:
 			k = gt_opt_common(c, "record", usage);
