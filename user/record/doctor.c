@@ -2,11 +2,12 @@
 /*
  * doctor.c: `gaptrace doctor` — checks that this host can record (privileges,
  * BTF, tracepoints, ring buffer, uprobes, sampling, kernel symbols, the BPF
- * programs themselves, debug symbols of libc and libstdc++) and says how to
- * fix what is missing.
+ * programs themselves, debug symbols of libc and libstdc++; the GPU side in
+ * doctor_gpu.c) and says how to fix what is missing, as text or JSON.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -20,24 +21,90 @@
 
 #include "cmds.h"
 #include "gaptrace.skel.h"
+#include "record/doctor_priv.h"
 #include "record/sysprobe.h"
+#include "support/json.h"
 #include "support/util.h"
 #include "symbols/dwmod.h"
 #include "symbols/live.h"
 
-enum verdict { OK, WARN, FAIL };
+#define OK   DOCTOR_OK
+#define WARN DOCTOR_WARN
+#define FAIL DOCTOR_FAIL
 
 static int nfail, nwarn;
 
-static void check(enum verdict v, const char *what, const char *detail, const char *fix)
+/* The checks, kept for the output at the end. */
+static struct doctor_result {
+	enum doctor_verdict v;
+	char *what, *detail, *fix;
+} results[64];
+static size_t nresults;
+
+void doctor__check(enum doctor_verdict v, const char *what, const char *detail, const char *fix)
+{
+	nfail += v == FAIL;
+	nwarn += v == WARN;
+	if (nresults == GT_ARRAY_SIZE(results))
+		return;
+	results[nresults++] = (struct doctor_result){v, gt_xstrdup(what), gt_xstrdup(detail),
+						     fix ? gt_xstrdup(fix) : NULL};
+}
+
+static void check(enum doctor_verdict v, const char *what, const char *detail, const char *fix)
+{
+	doctor__check(v, what, detail, fix);
+}
+
+static void print_text(const struct utsname *u)
 {
 	static const char *const tags[] = {"[ ok ]", "[warn]", "[FAIL]"};
 
-	printf("%s %-22s %s\n", tags[v], what, detail);
-	if (v != OK && fix)
-		printf("       %-22s fix: %s\n", "", fix);
-	nfail += v == FAIL;
-	nwarn += v == WARN;
+	printf("gaptrace %s doctor on %s (%s %s, %s)\n\n", GT_VERSION, u->nodename, u->sysname,
+	       u->release, u->machine);
+	for (size_t i = 0; i < nresults; i++) {
+		printf("%s %-22s %s\n", tags[results[i].v], results[i].what, results[i].detail);
+		if (results[i].v != OK && results[i].fix)
+			printf("       %-22s fix: %s\n", "", results[i].fix);
+	}
+	printf("\n%s: %d problem(s), %d warning(s)\n",
+	       nfail ? "recording will NOT work" : "recording will work", nfail, nwarn);
+}
+
+/* Schema gaptrace.doctor/1: docs/report-schema.md. */
+static void print_json(const struct utsname *u)
+{
+	static const char *const status[] = {"ok", "warn", "fail"};
+	struct json j;
+
+	json_init(&j, stdout, true);
+	json_obj_begin(&j);
+	json_kstr(&j, "schema", "gaptrace.doctor/1");
+	json_kstr(&j, "gaptrace_version", GT_VERSION);
+	json_kstr(&j, "host", u->nodename);
+	json_kstr(&j, "kernel", u->release);
+	json_kstr(&j, "arch", u->machine);
+	json_kbool(&j, "recording_will_work", !nfail);
+	json_ki64(&j, "problems", nfail);
+	json_ki64(&j, "warnings", nwarn);
+	json_key(&j, "checks");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < nresults; i++) {
+		json_obj_begin(&j);
+		json_kstr(&j, "name", results[i].what);
+		json_kstr(&j, "status", status[results[i].v]);
+		json_kbool(&j, "ok", results[i].v == OK);
+		json_kstr(&j, "detail", results[i].detail);
+		json_key(&j, "fix");
+		if (results[i].v != OK && results[i].fix)
+			json_str(&j, results[i].fix);
+		else
+			json_null(&j);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	fputc('\n', stdout);
 }
 
 static bool kallsyms_readable(void)
@@ -194,32 +261,48 @@ static void check_debug_symbols(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: gaptrace doctor [-v]\n\n"
-		   "Checks whether this host can run 'gaptrace record' and says how to fix\n"
-		   "what is missing.  Exit code 0 when recording will work, 1 otherwise.\n");
+	fprintf(f, "Usage: gaptrace doctor [-v] [-f text|json]\n\n"
+		   "Checks whether this host can run 'gaptrace record' (kernel, privileges) and\n"
+		   "see GPU activity (the CUPTI library and libcupti, libcuda, ptrace for live\n"
+		   "injection), and says how to fix what is missing.\n\n"
+		   "  -f, --format text|json  output format (json: schema gaptrace.doctor/1)\n"
+		   "  -v, --verbose           libbpf's log of the BPF load\n\n"
+		   "Exit code 0 when recording will work, 1 otherwise.\n");
 }
 
 int cmd_doctor(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+	    {"format", required_argument, NULL, 'f'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
+	};
+	static const char *const formats[] = {"text", "json", NULL};
 	char msg[256], err[256];
 	struct utsname u;
-	bool priv, tracefs;
+	bool priv, tracefs, json = false;
+	int c, k;
 
-	for (; argc > 1 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--verbose"));
-	     argc--, argv++)
-		gt_verbose++;
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		usage(stdout);
-		return GT_EXIT_OK;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:vh", longopts, NULL)) != -1) {
+		if (c == 'f') {
+			k = gt_opt_choice("--format", optarg, formats);
+			if (k < 0)
+				return GT_EXIT_USAGE;
+			json = k == 1;
+			continue;
+		}
+		k = gt_opt_common(c, "doctor", usage);
+		if (k != GT_OPT_NEXT)
+			return k;
 	}
-	if (argc > 1) {
+	if (optind < argc) {
 		gt_err("doctor takes no arguments; see 'gaptrace doctor --help'");
 		return GT_EXIT_USAGE;
 	}
 	gt_libbpf_logging();
 	uname(&u);
-	printf("gaptrace %s doctor on %s (%s %s, %s)\n\n", GT_VERSION, u.nodename, u.sysname,
-	       u.release, u.machine);
 
 	priv = gt_check_privileges(err, sizeof(err)) == 0;
 	check(priv ? OK : FAIL, "privileges",
@@ -284,8 +367,16 @@ int cmd_doctor(int argc, char **argv)
 	      "run as root, or sysctl kernel.kptr_restrict=0");
 	check(OK, "kprobes/fentry", "not used (gaptrace needs neither)", NULL);
 	check_debug_symbols();
+	doctor__check_gpu();
 
-	printf("\n%s: %d problem(s), %d warning(s)\n",
-	       nfail ? "recording will NOT work" : "recording will work", nfail, nwarn);
+	if (json)
+		print_json(&u);
+	else
+		print_text(&u);
+	for (size_t i = 0; i < nresults; i++) {
+		free(results[i].what);
+		free(results[i].detail);
+		free(results[i].fix);
+	}
 	return nfail ? GT_EXIT_FAIL : GT_EXIT_OK;
 }
