@@ -83,7 +83,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps demo test unit-test integration-test browser-test bench format format-check install fuzz cupti workloads \
+.PHONY: all clean deps demo test unit-test integration-test browser-test bench format format-check install uninstall fuzz cupti workloads \
 	gpu-workload
 
 all: $(OUTPUT)/gaptrace workloads cupti
@@ -305,10 +305,36 @@ format-check:
 		echo "gaptrace: error: not clang-formatted: $$(echo $$bad): run 'make format'" >&2; exit 1; fi; \
 	echo "  FORMAT   $(words $(FORMAT_SRCS)) files clean"
 
+# Installation: PREFIX (default /usr/local) and DESTDIR (staging) as usual.
+# record finds the CUPTI library at BINDIR/../lib/gaptrace (any PREFIX).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+MANPAGE ?= docs/gaptrace.1
+BASHCOMP ?= docs/gaptrace.bash-completion
+INSTALL_FILES := $(BINDIR)/gaptrace $(LIBDIR)/gaptrace/libgaptrace-cupti.so \
+	$(INCLUDEDIR)/gaptrace-usdt.h $(MANDIR)/man1/gaptrace.1 $(BASHCOMPDIR)/gaptrace
+
 install: $(OUTPUT)/gaptrace cupti
-	install -D -m 0755 $(OUTPUT)/gaptrace $(DESTDIR)/usr/local/bin/gaptrace
-	@if [ -f $(OUTPUT)/libgaptrace-cupti.so ]; then \
-		install -D -m 0644 $(OUTPUT)/libgaptrace-cupti.so $(DESTDIR)/usr/local/lib/gaptrace/libgaptrace-cupti.so; fi
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 0755 $(OUTPUT)/gaptrace $(DESTDIR)$(BINDIR)/gaptrace
+	$(Q)if [ -f $(OUTPUT)/libgaptrace-cupti.so ]; then \
+		install -D -m 0644 $(OUTPUT)/libgaptrace-cupti.so \
+			$(DESTDIR)$(LIBDIR)/gaptrace/libgaptrace-cupti.so; fi
+	$(Q)install -D -m 0644 cupti/gaptrace-usdt.h $(DESTDIR)$(INCLUDEDIR)/gaptrace-usdt.h
+	$(Q)if [ -f $(MANPAGE) ]; then \
+		install -D -m 0644 $(MANPAGE) $(DESTDIR)$(MANDIR)/man1/gaptrace.1; fi
+	$(Q)if [ -f $(BASHCOMP) ]; then \
+		install -D -m 0644 $(BASHCOMP) $(DESTDIR)$(BASHCOMPDIR)/gaptrace; fi
+
+# Removes what install put there, and the gaptrace library directory once empty.
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES))
+	$(Q)rmdir $(DESTDIR)$(LIBDIR)/gaptrace 2>/dev/null || true
 
 clean:
 	$(call msg,CLEAN)

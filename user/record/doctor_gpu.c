@@ -105,8 +105,8 @@ static void check_cupti(void)
 
 	if (!lib) {
 		doctor__check(DOCTOR_WARN, "CUPTI library",
-			      "libgaptrace-cupti.so not found (next to gaptrace, "
-			      "/usr/local/lib/gaptrace, $GAPTRACE_CUPTI_LIB): GPU activity "
+			      "libgaptrace-cupti.so not found ($GAPTRACE_CUPTI_LIB, next to "
+			      "gaptrace, ../lib/gaptrace, /usr/local/lib/gaptrace): GPU activity "
 			      "comes from libcuda uprobes, a host-side view",
 			      "build it with a CUDA toolkit installed ('make', CUDA_HOME) and "
 			      "'make install', or pass --cupti-lib PATH");
