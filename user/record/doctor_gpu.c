@@ -101,7 +101,8 @@ static bool find_lib(const char *name, const char *dirs, char *out, size_t len)
 static void check_cupti(void)
 {
 	const char *lib = gpu_find_cupti_lib(NULL);
-	char soname[256], runpath[2048], dirs[4096], found[PATH_MAX + 300], detail[PATH_MAX + 400];
+	char soname[256], runpath[2048], dirs[4096], found[PATH_MAX + 300];
+	char detail[2 * PATH_MAX + 1024];
 
 	if (!lib) {
 		doctor__check(DOCTOR_WARN, "CUPTI library",
@@ -137,7 +138,7 @@ static void check_cupti(void)
 
 static void check_cuda(void)
 {
-	char found[PATH_MAX + 64], detail[PATH_MAX + 128];
+	char found[PATH_MAX + 64], detail[2 * PATH_MAX];
 
 	if (find_lib("libcuda.so.1", NULL, found, sizeof(found))) {
 		snprintf(detail, sizeof(detail), "libcuda.so.1: %s", found);
