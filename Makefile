@@ -37,8 +37,8 @@ INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Icupti
 STATIC_PKGS := libbpf libdw
 STATIC_LIBS := $(shell pkg-config --static --libs $(STATIC_PKGS) 2>/dev/null)
 LIBS_STATIC := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic
-# libstdc++ (shared) for __cxa_demangle: C++ frame names in flame graphs.
-LDLIBS := $(LIBS_STATIC) -lm -lpthread -lstdc++
+# libiberty (Debian ships it static only) for C++ and Rust demangling.
+LDLIBS := $(LIBS_STATIC) -liberty -lm -lpthread
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
