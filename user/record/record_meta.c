@@ -246,7 +246,7 @@ void record__report_cpu(struct recorder *r)
 	unwinder__stats(r->unw, &us);
 	n = r->stats[GT_STAT_USTACK_SENT];
 	say("%s: %llu snapshots (%s, %llu B each in the ring buffer), %llu unwound (%.0f us "
-	    "each, %.2f s of CPU), %llu dropped, %llu without a slot",
+	    "each), %llu dropped, %llu without a slot",
 	    r->o->dwarf ? "dwarf" : "samples in code without frame pointers", (unsigned long long)n,
 	    gt_fmt_bytes(r->stats[GT_STAT_USTACK_BYTES], size, sizeof(size)),
 	    (unsigned long long)(n ? offsetof(struct gt_ustack, data) +
@@ -254,7 +254,7 @@ void record__report_cpu(struct recorder *r)
 				   : 0),
 	    (unsigned long long)(us.snapshots - us.failed),
 	    us.snapshots ? (double)us.cpu_ns / 1e3 / (double)us.snapshots : 0.0,
-	    (double)us.cpu_ns / 1e9, (unsigned long long)r->stats[GT_STAT_USTACK_LOST],
+	    (unsigned long long)r->stats[GT_STAT_USTACK_LOST],
 	    (unsigned long long)r->stats[GT_STAT_USTACK_FULL]);
 	if (r->cfi_limit_min)
 		gt_dbg("unwinding took over %.1f%% of a CPU at times: CPU samples' stack snapshots "
