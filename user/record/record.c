@@ -142,8 +142,9 @@ static void attach_progress(void *ctx, size_t objects, unsigned links)
 {
 	struct recorder *r = ctx;
 
-	record__step(r, false, "attaching to pid %d: %zu objects scanned, %u probes attached",
-		     r->pid, objects, links);
+	record__step(
+	    r, false, "attaching to pid %d: %zu process%s, %zu objects scanned, %u probes attached",
+	    r->pid, GT_MAX(r->nprocs, (size_t)1), r->nprocs > 1 ? "es" : "", objects, links);
 }
 
 /* The scheduler programs (tp_btf; the raw_tp flavour was removed). */
@@ -680,9 +681,18 @@ int cmd_record(int argc, char **argv)
 		fp_audit__report(r.fpa, offsetof(struct gt_ustack, data) + 8192);
 	ret = record__summary(&r, e);
 	/* Waits for the links still closing (13 s for a big target's uprobes). */
-	for (size_t closed, total; attacher__detach_pending(r.att, &closed, &total);) {
-		record__step(&r, true, "detaching: %zu of %zu probe links closed", closed, total);
-		usleep(250 * 1000);
+	{
+		size_t closed, total;
+		bool pending = attacher__detach_pending(r.att, &closed, &total);
+
+		while (total) {
+			record__step(&r, true, "detaching: %zu of %zu probe links closed", closed,
+				     total);
+			if (!pending)
+				break;
+			usleep(250 * 1000);
+			pending = attacher__detach_pending(r.att, &closed, &total);
+		}
 	}
 	record__step_done(&r);
 	attacher__free(r.att);
