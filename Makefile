@@ -24,7 +24,10 @@ endif
 VMLINUX := vmlinux/$(ARCH)/vmlinux.h
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
-GT_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+# gaptrace --version: "gaptrace 0.1 (git 9f46350)"; the release is bumped by hand.
+GT_RELEASE := 0.1
+GT_GIT := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+GT_VERSION := $(GT_RELEASE) (git $(GT_GIT))
 
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -g -O2
@@ -38,7 +41,8 @@ STATIC_PKGS := libbpf libdw
 STATIC_LIBS := $(shell pkg-config --static --libs $(STATIC_PKGS) 2>/dev/null)
 LIBS_STATIC := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic
 # libiberty (Debian ships it static only) for C++ and Rust demangling.
-LDLIBS := $(LIBS_STATIC) -liberty -lm -lpthread
+# libmicrohttpd (shared: its static build needs GnuTLS's) for monitor --listen.
+LDLIBS := $(LIBS_STATIC) -liberty -lm -lpthread -lmicrohttpd
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
@@ -292,6 +296,12 @@ FUZZ_SECONDS ?= 300
 fuzz:
 	$(Q)tools/install-deps --fuzz
 	$(Q)tools/build-fuzz $(OUTPUT) --run $(FUZZ_SECONDS)
+
+# docs/gaptrace.1 and docs/gaptrace.bash-completion, from the help text and
+# the long-option tables (checked in; tests/integration/cli-check fails when stale).
+.PHONY: docs
+docs: $(OUTPUT)/gaptrace
+	$(Q)tools/gen-docs $(OUTPUT)/gaptrace
 
 # Every C, CUDA and header file of the project (vmlinux.h is generated).
 FORMAT_SRCS = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' '*.cu'))

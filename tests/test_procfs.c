@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "support/procfs.h"
+#include "support/safeopen.h"
 
 static __attribute__((noinline)) int probe_fn(int x)
 {
@@ -28,13 +29,14 @@ static __attribute__((noinline)) int probe_fn(int x)
 static void test_self_maps(void **state)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)&probe_fn;
-	char exe[4096], path[4200];
+	char exe[4096];
 	struct procfs_maps it;
 	struct procfs_map m;
 	struct stat st, est;
 	bool found = false;
 	uint64_t prev = 0;
 	ssize_t n;
+	int fd;
 
 	assert_int_equal(probe_fn(1), 4);
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -52,9 +54,9 @@ static void test_self_maps(void **state)
 		assert_string_equal(m.perms, "r-xp");
 		assert_true(m.exec);
 		assert_true(m.inode != 0);
-		assert_int_equal(procfs_mapped_path(getpid(), m.start, m.end, m.path, m.inode, path,
-						    sizeof(path), &st),
-				 0);
+		fd = safeopen_mapped(getpid(), m.start, m.end, m.path, m.inode, &st);
+		assert_true(fd >= 0);
+		close(fd);
 		assert_int_equal(stat(exe, &est), 0);
 		assert_true(st.st_ino == est.st_ino);
 		assert_true(m.inode == (uint64_t)est.st_ino);

@@ -790,6 +790,57 @@ static void test_map_values_match_bpf_object(void **state)
 	gaptrace_bpf__destroy(skel);
 }
 
+/*
+ * The monitor's segments: a record in a later segment that uses a stack
+ * written into an earlier one gets that stack, and its symbols, written
+ * again, so each segment reads alone.
+ */
+static void test_segment_rewrites_stacks(void **state)
+{
+	static const char *const kv[] = {"host=test"};
+	struct fx *f = *state;
+	struct gt_offcpu o = offcpu_rec();
+	char path2[128], err[256];
+	struct capture_writer *w2;
+	unsigned resolves;
+
+	f->sink.cfg.segments = true;
+	feed_stacks_7_9(f);
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	assert_int_equal(record_sink__flush(&f->sink), 0);
+	resolves = f->resolves;
+	snprintf(path2, sizeof(path2), "%s/t2.gtcap", f->dir);
+	w2 = capture_writer__open(path2, kv, 1, err, sizeof(err));
+	assert_non_null(w2);
+	assert_int_equal(capture_writer__close(f->w), 0);
+	record_sink__segment(&f->sink, w2, path2);
+	f->w = w2;
+	unlink(f->path);
+	memcpy(f->path, path2, sizeof(path2) < sizeof(f->path) ? sizeof(path2) : sizeof(f->path));
+	o.hdr.ts_ns = 7000;
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	/* Twice in the segment: written once. */
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	read_back(f);
+	assert_int_equal(f->nevents, 2);
+	assert_int_equal(((struct gt_offcpu *)f->events[0])->ustack_id, 7);
+	assert_int_equal(((struct gt_offcpu *)f->events[0])->kstack_id, 9);
+	assert_int_equal(f->nstacks, 2);
+	assert_int_equal(f->stacks[0].id, 7);
+	assert_int_equal(f->stacks[0].nr, 2);
+	assert_int_equal(f->stacks[0].ips[1], USER_IP1);
+	assert_int_equal(f->stacks[0].pid, 100);
+	assert_false(f->stacks[0].kernel);
+	assert_int_equal(f->stacks[1].id, 9);
+	assert_true(f->stacks[1].kernel);
+	assert_int_equal(f->nsyms, 3);
+	assert_non_null(find_symbol(f, USER_IP0, 100));
+	assert_string_equal(find_symbol(f, KERN_IP0, 0)->name, "schedule");
+	/* Symbols of the new segment are resolved again (the process may have changed). */
+	assert_int_equal(f->resolves, resolves + 3);
+	assert_int_equal(f->sink.stacks_unresolved, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -801,6 +852,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_gpu_batch_split, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_name_task_runt, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_untraced_waker_and_loader, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_segment_rewrites_stacks, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_stitch),
 	    cmocka_unit_test(test_map_values_match_bpf_object),
 	};

@@ -306,7 +306,7 @@ static void test_dwfl_index_matches_addrinfo(void **state)
 				     .find_debuginfo = dwfl_standard_find_debuginfo,
 				     .section_address = dwfl_offline_section_address};
 		char *none = (char *)"/nonexistent";
-		struct dwmod *d = dwmod__open(lib, open(lib, O_RDONLY), paths[p]);
+		struct dwmod *d = dwmod__open(getpid(), lib, open(lib, O_RDONLY), paths[p]);
 		Dwfl *dw;
 		Dwfl_Module *m;
 		GElf_Addr lo, hi, bias;

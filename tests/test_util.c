@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "support/cli.h"
 #include "support/json.h"
 #include "support/outfile.h"
 #include "support/util.h"

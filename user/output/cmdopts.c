@@ -7,12 +7,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "output/cmdopts.h"
+#include "support/cli.h"
 #include "support/outfile.h"
+#include "support/term.h"
 #include "support/util.h"
 
 static int parse_unit(const char *spec, struct an_opts *an)
@@ -45,11 +48,24 @@ static int parse_unit(const char *spec, struct an_opts *an)
 
 int cmdopts__min_gap(const char *arg, struct an_opts *an)
 {
-	if (gt_parse_duration(arg, &an->min_gap_ns) || !an->min_gap_ns) {
-		gt_err("bad --min-gap '%s': use e.g. 1ms, 500us", arg);
-		return -1;
-	}
-	return 0;
+	return gt_opt_min_gap(arg, &an->min_gap_ns);
+}
+
+void cmdopts__help(FILE *f, int col)
+{
+	gt_help_opt(f, col, GT_HELP_MIN_GAP);
+	gt_help_opt(f, col, "-u, --unit SPEC",
+		    "work units: usdt (gaptrace:unit_begin/end),\n"
+		    "func:FUNC (recorded with record --unit),\n"
+		    "nvtx:GLOB (NVTX ranges named like GLOB, from\n"
+		    "the CUPTI library), burst:DUR (GPU bursts split\n"
+		    "by idle >= DUR, default 10ms; used when nothing\n"
+		    "else exists)");
+	gt_help_opt(f, col, GT_HELP_DEPTH);
+	gt_help_opt(f, col, GT_HELP_COLOR);
+	gt_help_opt(f, col, GT_HELP_VERBOSE);
+	gt_help_opt(f, col, GT_HELP_HELP);
+	fprintf(f, "\n%s", GT_HELP_DUR);
 }
 
 int cmdopts__unit(const char *flag, const char *arg, struct an_opts *an)
@@ -115,7 +131,7 @@ int cmdopts__option(int c, const char *cmd, void (*usage)(FILE *f), struct cmd_j
 		return cmdopts__min_gap(optarg, an) ? GT_EXIT_USAGE : GT_OPT_NEXT;
 	case 'u':
 		return cmdopts__unit("--unit", optarg, an) ? GT_EXIT_USAGE : GT_OPT_NEXT;
-	case 'D':
+	case GT_OPT_DEPTH:
 		return cmdopts__depth(optarg, an) ? GT_EXIT_USAGE : GT_OPT_NEXT;
 	}
 	return gt_opt_common(c, cmd, usage);
@@ -143,10 +159,33 @@ int cmdopts__open_analyse(const char *path, const struct an_opts *an, struct cap
 	return 0;
 }
 
+/*
+ * job->write into memory, then through the terminal filter (wrapping,
+ * ASCII) to out.  Returns what job->write returned, or -1 on a write error.
+ */
+static int write_filtered(struct cmd_job *job, FILE *out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	int ret;
+
+	if (!mem)
+		return -1;
+	ret = job->write(job, mem);
+	if (fclose(mem))
+		ret = -1;
+	if (!ret)
+		ret = term__write(out, text, len, job->width, job->ascii);
+	free(text);
+	return ret;
+}
+
 int cmdopts__run(struct cmd_job *job)
 {
 	struct gt_out go = {.dfd = -1};
 	int ret = GT_EXIT_FAIL;
+	int wret;
 
 	for (int i = 0; i < 2 && job->paths[i]; i++)
 		if (cmdopts__open_analyse(job->paths[i], job->an, &job->cap[i], &job->res[i]))
@@ -155,7 +194,17 @@ int cmdopts__run(struct cmd_job *job)
 		goto cleanup;
 	if (gt_out__open(&go, job->outpath))
 		goto cleanup;
-	if (job->write(job, go.f)) {
+	if (job->text) {
+		job->color = term__color(go.f);
+		/* A file keeps full lines, whatever the terminal it was named from. */
+		job->width = go.f == stdout ? term__width(stdout) : 0;
+		job->ascii = !term__utf8();
+	}
+	if (job->text && (job->width || job->ascii))
+		wret = write_filtered(job, go.f);
+	else
+		wret = job->write(job, go.f);
+	if (wret) {
 		if (job->what)
 			gt_err("writing %s failed: %s", go.f == stdout ? job->what : job->outpath,
 			       strerror(errno));

@@ -9,7 +9,10 @@
 #ifndef GT_CMDOPTS_H
 #define GT_CMDOPTS_H
 
+#include <stdbool.h>
 #include <stdio.h>
+
+#include "support/cli.h"
 
 struct an_opts;
 struct an_result;
@@ -20,14 +23,21 @@ struct capture;
  * end of its table (before any deprecated spelling and the {} that ends it).
  */
 /* clang-format off */
-#define CMDOPTS_LONGOPTS				\
-	{"output", required_argument, NULL, 'o'},	\
-	{"min-gap", required_argument, NULL, 'm'},	\
-	{"unit", required_argument, NULL, 'u'},		\
-	{"depth", required_argument, NULL, 'D'},	\
-	{"verbose", no_argument, NULL, 'v'},		\
-	{"help", no_argument, NULL, 'h'}
+#define CMDOPTS_LONGOPTS					\
+	{"output", required_argument, NULL, 'o'},		\
+	GT_LONGOPT_MIN_GAP,					\
+	{"unit", required_argument, NULL, 'u'},			\
+	{"depth", required_argument, NULL, GT_OPT_DEPTH},	\
+	GT_LONGOPT_COLOR,					\
+	GT_LONGOPT_VERBOSE,					\
+	GT_LONGOPT_HELP
 /* clang-format on */
+
+/*
+ * The help of the CMDOPTS_LONGOPTS options but -o (each command says where
+ * its output goes), option text from column col, then what a DUR is.
+ */
+void cmdopts__help(FILE *f, int col);
 
 /*
  * Each parses its argument into an, or prints the one-line error and
@@ -67,12 +77,21 @@ struct cmd_job {
 	 * WHAT being outpath, or what when writing to stdout.  NULL: no message.
 	 */
 	const char *what;
+	/*
+	 * The output is text for people (not json, csv or a graph): coloured
+	 * per --color, wrapped to the terminal's width, ASCII in a locale
+	 * that is not UTF-8.
+	 */
+	bool text;
 	/* Optional, after the analysis and before the output is opened: 0 or -1 (said why). */
 	int (*prepare)(struct cmd_job *job);
 	/* Writes the output: 0, or -1 on a write error. */
 	int (*write)(struct cmd_job *job, FILE *out);
 	void *ctx; /* the command's own */
 	/* Filled by cmdopts__run, valid in prepare and write. */
+	bool color;	/* text: ANSI colours wanted */
+	unsigned width; /* text: columns available, 0 for no limit */
+	bool ascii;	/* text: no UTF-8 (the filter transliterates what is left) */
 	struct capture *cap[2];
 	struct an_result *res[2];
 };

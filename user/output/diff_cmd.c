@@ -448,30 +448,27 @@ static void usage(FILE *f)
 		"                          gaptrace.diff/1, see docs/report-schema.md)\n"
 		"      --flame svg         instead, a differential flame graph: AFTER's gap-time\n"
 		"                          stacks, red where they grew, blue where they shrank\n"
-		"  -o, --output FILE       write to FILE instead of stdout\n"
+		"  -o, --output FILE       write to FILE instead of stdout ('-': stdout)\n"
 		"  -n, --top N             transitions and stacks listed (default 10)\n"
 		"  -a, --alpha P           p-value threshold (default 0.01)\n"
 		"  -e, --min-effect DUR    smallest mean change per gap that matters\n"
 		"                          (default 500us)\n"
-		"  -m, --min-gap DUR       shortest idle time that is a gap (default 1ms)\n"
-		"  -u, --unit SPEC         work units for both captures (see report --help)\n"
 		"      --fail-on-regression\n"
 		"                          exit 3 when a category's (or the total) gap time\n"
-		"                          grew SIGNIFICANTLY (the rule above): for CI\n"
-		"      --depth N           critical-path hops to follow (default 4)\n"
-		"  -h, --help              this help\n"
-		"\n"
-		"Example:\n"
-		"  gaptrace diff before.gtcap after.gtcap\n"
-		"  gaptrace diff before.gtcap after.gtcap --flame svg -o change.svg\n"
-		"\n"
-		"A warning is printed when the captures are of different programs (executable\n"
-		"build id, path or command line differ).\n"
-		"\n"
-		"Exit codes: 0 ok (whatever the verdict, unless --fail-on-regression), 1 a\n"
-		"capture cannot be read, 2 bad usage, 3 a significant regression with\n"
-		"--fail-on-regression.\n",
+		"                          grew SIGNIFICANTLY (the rule above): for CI\n",
 		ST_EXACT_MAX);
+	cmdopts__help(f, 26);
+	fprintf(f, "\n"
+		   "Example:\n"
+		   "  gaptrace diff before.gtcap after.gtcap\n"
+		   "  gaptrace diff before.gtcap after.gtcap --flame svg -o change.svg\n"
+		   "\n"
+		   "A warning is printed when the captures are of different programs (executable\n"
+		   "build id, path or command line differ).\n"
+		   "\n"
+		   "Exit codes: 0 ok (whatever the verdict, unless --fail-on-regression), 1 a\n"
+		   "capture cannot be read, 2 bad usage, 3 a significant regression with\n"
+		   "--fail-on-regression.\n");
 }
 
 /*
@@ -564,18 +561,20 @@ static int diff_write(struct cmd_job *job, FILE *out)
 	return 0;
 }
 
+enum { OPT_FLAME = GT_OPT_LONG, OPT_FAIL_ON_REGRESSION };
+const struct option diff_options[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"flame", required_argument, NULL, OPT_FLAME},
+    {"top", required_argument, NULL, 'n'},
+    {"alpha", required_argument, NULL, 'a'},
+    {"min-effect", required_argument, NULL, 'e'},
+    {"fail-on-regression", no_argument, NULL, OPT_FAIL_ON_REGRESSION},
+    CMDOPTS_LONGOPTS,
+    {},
+};
+
 int cmd_diff(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"format", required_argument, NULL, 'f'},
-	    {"flame", required_argument, NULL, 'F'},
-	    {"top", required_argument, NULL, 'n'},
-	    {"alpha", required_argument, NULL, 'a'},
-	    {"min-effect", required_argument, NULL, 'e'},
-	    {"fail-on-regression", no_argument, NULL, 'R'},
-	    CMDOPTS_LONGOPTS, /* --depth long only, as in report */
-	    {},
-	};
 	static const char *const formats[] = {"text", "json", NULL};
 	static const char *const flames[] = {"svg", NULL};
 	struct diff_opts o = {.format = "text", .top = 10};
@@ -593,14 +592,14 @@ int cmd_diff(int argc, char **argv)
 	o.an.pieces = true;
 	df_rule__defaults(&o.rule);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:n:a:e:m:u:vh", longopts, NULL)) != -1) {
+	while ((c = gt_getopt(argc, argv, diff_options, false)) != -1) {
 		switch (c) {
-		case 'F':
+		case OPT_FLAME:
 			if (gt_opt_choice("--flame", optarg, flames) < 0)
 				return GT_EXIT_USAGE;
 			o.flame = optarg;
 			break;
-		case 'R':
+		case OPT_FAIL_ON_REGRESSION:
 			o.fail_on_regression = true;
 			break;
 		case 'n':
@@ -616,10 +615,9 @@ int cmd_diff(int argc, char **argv)
 			}
 			break;
 		case 'e':
-			if (gt_parse_duration(optarg, &o.rule.min_effect_ns)) {
-				gt_err("bad --min-effect '%s': use e.g. 500us, 2ms", optarg);
+			if (gt_opt_duration("--min-effect", optarg, 0, 3600 * NSEC_PER_SEC,
+					    &o.rule.min_effect_ns))
 				return GT_EXIT_USAGE;
-			}
 			break;
 		default:
 			ret = cmdopts__option(c, "diff", usage, &job, &o.an);
@@ -633,6 +631,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	job.paths[0] = argv[optind];
 	job.paths[1] = argv[optind + 1];
+	job.text = !o.flame && !strcmp(o.format, "text");
 	ret = cmdopts__run(&job);
 	if (ret == GT_EXIT_OK && o.fail_on_regression && o.regressed) {
 		gt_warn("regression: %s gap time grew significantly from %s to %s "

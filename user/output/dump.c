@@ -12,6 +12,7 @@
 #include "capture/capture.h"
 #include "cmds.h"
 #include "gaptrace.h"
+#include "support/cli.h"
 #include "support/util.h"
 
 struct dump_sym {
@@ -226,24 +227,39 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 	return 0;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: gaptrace dump FILE [options]\n"
+		   "\n"
+		   "Prints every record, one per line, times in ms from the capture start.\n"
+		   "\n"
+		   "Options:\n"
+		   "  -t, --tid TID    only the records of thread TID\n"
+		   "  -s, --stacks     add the function names of each stack, leaf first\n"
+		   "                   (ustack_dwarf= for stacks unwound from --stacks dwarf\n"
+		   "                   snapshots)\n"
+		   "  -h, --help       this help\n");
+}
+
+const struct option dump_options[] = {
+    {"stacks", no_argument, NULL, 's'},
+    {"tid", required_argument, NULL, 't'},
+    GT_LONGOPT_HELP,
+    {},
+};
+
 int cmd_dump(int argc, char **argv)
 {
 	struct dump_ctx d = {.tid = -1};
 	struct capture_block b;
 	struct capture *c;
 	char err[512];
-	static const struct option longopts[] = {
-	    {"stacks", no_argument, NULL, 's'},
-	    {"tid", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
-	    {},
-	};
 	const char *v;
 	uint64_t tid;
-	int opt;
+	int opt, k;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "st:h", longopts, NULL)) != -1) {
+	while ((opt = gt_getopt(argc, argv, dump_options, false)) != -1) {
 		switch (opt) {
 		case 's':
 			d.frames = true;
@@ -256,15 +272,10 @@ int cmd_dump(int argc, char **argv)
 			}
 			d.tid = (int64_t)tid;
 			break;
-		case 'h':
-			printf(
-			    "Usage: gaptrace dump FILE [-t TID] [-s]\n\nPrints every record, one "
-			    "per line, times in ms from the capture start.  -s adds the\n"
-			    "function names of each stack, leaf first (ustack_dwarf= for stacks\n"
-			    "unwound from --stacks dwarf snapshots).\n");
-			return GT_EXIT_OK;
 		default:
-			return GT_EXIT_USAGE;
+			k = gt_opt_common(opt, "dump", usage);
+			if (k != GT_OPT_NEXT)
+				return k;
 		}
 	}
 	if (optind != argc - 1) {

@@ -35,12 +35,9 @@ static void usage(FILE *f)
 		   "Options:\n"
 		   "  -f, --format perfetto  the only format (Chrome JSON trace events)\n"
 		   "  -o, --output OUT       where to write (default: FILE without .gtcap, plus\n"
-		   "                         .trace.json; '-' for stdout)\n"
-		   "  -m, --min-gap DUR      shortest idle time that is a gap (default 1ms)\n"
-		   "  -u, --unit SPEC        work units (see report --help)\n"
-		   "      --depth N          critical-path hops to follow (default 4)\n"
-		   "  -h, --help             this help\n"
-		   "\n"
+		   "                         .trace.json; '-' for stdout)\n");
+	cmdopts__help(f, 25);
+	fprintf(f, "\n"
 		   "Memory grows with the capture (every thread state is kept), unlike report.\n"
 		   "Exit codes: 0 ok, 1 the capture cannot be read or OUT written, 2 bad usage.\n");
 }
@@ -62,13 +59,14 @@ static int export_write(struct cmd_job *job, FILE *out)
 	return export__chrome_json(out, job->res[0]);
 }
 
+const struct option export_options[] = {
+    {"format", required_argument, NULL, 'f'},
+    CMDOPTS_LONGOPTS,
+    {},
+};
+
 int cmd_export(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"format", required_argument, NULL, 'f'},
-	    CMDOPTS_LONGOPTS, /* --depth long only, as in report */
-	    {},
-	};
 	struct an_opts an;
 	struct cmd_job job = {.an = &an, .what = "the trace", .write = export_write};
 	char *defout = NULL;
@@ -77,7 +75,7 @@ int cmd_export(int argc, char **argv)
 	an_opts__defaults(&an);
 	an.keep_all = true;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:m:u:vh", longopts, NULL)) != -1) {
+	while ((c = gt_getopt(argc, argv, export_options, false)) != -1) {
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "perfetto") && strcmp(optarg, "chrome")) {

@@ -42,16 +42,12 @@ static void usage(FILE *f)
 		   "      --unit-id ID          only gaps inside work unit ID or at its edges\n"
 		   "      --device N            only gaps of GPU N\n"
 		   "      --gap N               only gap N (its index in 'gaptrace report')\n"
-		   "  -o, --output FILE         write to FILE instead of stdout\n"
+		   "  -o, --output FILE         write to FILE instead of stdout ('-': stdout)\n"
 		   "      --title TEXT          SVG title\n"
 		   "      --width PX            SVG width (default 1200)\n"
-		   "  -m, --min-gap DUR         shortest idle time that is a gap (default 1ms)\n"
-		   "  -u, --unit SPEC           how work units are found, as report --unit:\n"
-		   "                            usdt, func:FUNC, nvtx:GLOB, burst:DUR\n"
-		   "                            (--units SPEC: the same, deprecated)\n"
-		   "      --depth N             critical-path hops to follow (default 4)\n"
-		   "  -h, --help                this help\n"
-		   "\n"
+		   "      --units SPEC          deprecated spelling of --unit\n");
+	cmdopts__help(f, 28);
+	fprintf(f, "\n"
 		   "Examples:\n"
 		   "  gaptrace flame run.gtcap --format svg -o run.svg   # then open run.svg\n"
 		   "  gaptrace flame run.gtcap --category lock --kind inter-unit\n"
@@ -144,22 +140,23 @@ static bool unit_id_like(const char *s)
 	return true;
 }
 
+enum { OPT_UNIT_ID = GT_OPT_LONG, OPT_DEVICE, OPT_GAP, OPT_TITLE, OPT_WIDTH, OPT_UNITS };
+const struct option flame_options[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"category", required_argument, NULL, 'c'},
+    {"kind", required_argument, NULL, 'k'},
+    {"unit-id", required_argument, NULL, OPT_UNIT_ID},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"gap", required_argument, NULL, OPT_GAP},
+    {"title", required_argument, NULL, OPT_TITLE},
+    {"width", required_argument, NULL, OPT_WIDTH},
+    CMDOPTS_LONGOPTS,
+    {"units", required_argument, NULL, OPT_UNITS},
+    {},
+};
+
 int cmd_flame(int argc, char **argv)
 {
-	enum { OPT_UNIT_ID = 256, OPT_DEVICE, OPT_GAP, OPT_TITLE, OPT_WIDTH, OPT_UNITS };
-	static const struct option longopts[] = {
-	    {"format", required_argument, NULL, 'f'},
-	    {"category", required_argument, NULL, 'c'},
-	    {"kind", required_argument, NULL, 'k'},
-	    {"unit-id", required_argument, NULL, OPT_UNIT_ID},
-	    {"device", required_argument, NULL, OPT_DEVICE},
-	    {"gap", required_argument, NULL, OPT_GAP},
-	    {"title", required_argument, NULL, OPT_TITLE},
-	    {"width", required_argument, NULL, OPT_WIDTH},
-	    CMDOPTS_LONGOPTS,
-	    {"units", required_argument, NULL, OPT_UNITS},
-	    {},
-	};
 	static const char *const formats[] = {"folded", "svg", NULL};
 	struct flame_job fj = {.format = "folded"};
 	struct an_opts an;
@@ -178,7 +175,7 @@ int cmd_flame(int argc, char **argv)
 	an_opts__defaults(&an);
 	an.pieces = true;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:c:k:o:m:u:vh", longopts, NULL)) != -1) {
+	while ((c = gt_getopt(argc, argv, flame_options, false)) != -1) {
 		switch (c) {
 		case 'c':
 			filt->cat = gt_cat_parse(optarg);

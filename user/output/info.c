@@ -15,6 +15,8 @@
 #include "cmds.h"
 #include "gaptrace.h"
 #include "support/json.h"
+#include "support/cli.h"
+#include "support/term.h"
 #include "support/util.h"
 
 #define NBLOCK_KINDS 10
@@ -118,12 +120,17 @@ static const char *const rec_names[GT_REC_MAX] = {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: gaptrace info FILE [--format text|json]\n"
+	fprintf(f, "Usage: gaptrace info FILE [options]\n"
 		   "\n"
 		   "Shows what a capture holds: where and how it was recorded, its blocks and\n"
 		   "records, threads, every lost-event counter (ring buffer, stacks, tracking\n"
 		   "map, GPU records), damage found while reading, and the clock check: each\n"
 		   "GPU operation must start after the host call that launched it.\n"
+		   "\n"
+		   "Options:\n"
+		   "  -f, --format text|json  output format (default text)\n"
+		   "  -h, --help              this help\n"
+		   "\n"
 		   "Exit codes: 0 readable (warnings for damage), 1 unreadable, 2 bad usage.\n");
 }
 
@@ -135,13 +142,14 @@ static const char *hdr(const struct capture *c, const char *key)
 	return v ? gt_clean(v) : "?";
 }
 
+const struct option info_options[] = {
+    {"format", required_argument, NULL, 'f'},
+    GT_LONGOPT_HELP,
+    {},
+};
+
 int cmd_info(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"format", required_argument, NULL, 'f'},
-	    {"help", no_argument, NULL, 'h'},
-	    {},
-	};
 	static const char *const formats[] = {"text", "json", NULL};
 	struct info_stats s = {};
 	struct capture *c = NULL;
@@ -155,7 +163,7 @@ int cmd_info(int argc, char **argv)
 	uint64_t lost;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
+	while ((opt = gt_getopt(argc, argv, info_options, false)) != -1) {
 		switch (opt) {
 		case 'f':
 			k = gt_opt_choice("--format", optarg, formats);
@@ -333,6 +341,10 @@ int cmd_info(int argc, char **argv)
 		    "HEADER",	"EVENTS", "STACKS", "SYMBOLS", "MAPPINGS",
 		    "COUNTERS", "PROBES", "END",    "GPU_OPS", "INLINES",
 		};
+		struct term_redirect tr;
+
+		/* Long lines (the command line, threads, dwarf) fit the terminal. */
+		term__stdout_begin(&tr);
 
 		printf("capture:  %s (%s, format %u.%u, %s)\n", gt_clean(capture__path(c)),
 		       gt_fmt_bytes(capture__size(c), d1, sizeof(d1)), maj, min,
@@ -421,6 +433,8 @@ int cmd_info(int argc, char **argv)
 			printf("clock:    no GPU op could be matched to a launch call\n");
 		for (size_t i = 0; i < r->nwarnings; i++)
 			printf("warning:  %s\n", gt_clean(r->warnings[i]));
+		if (term__stdout_end(&tr))
+			goto cleanup;
 	}
 	for (size_t i = 0; i < capture__nwarnings(c); i++)
 		gt_warn("%s", capture__warning(c, i));

@@ -19,6 +19,7 @@
 #include "output/cmdopts.h"
 #include "output/present.h"
 #include "support/json.h"
+#include "support/term.h"
 #include "support/util.h"
 
 struct report_opts {
@@ -26,14 +27,22 @@ struct report_opts {
 	const char *format;
 	unsigned top;
 	struct an_opts an;
-	bool color;
+	/* How the text is shown (cmdopts__run decides for the output). */
+	bool color, ascii;
+	unsigned width; /* 0: no limit */
 };
 
-static void bar(FILE *f, double frac, int width)
+/* A share as a bar of width cells: eighths of a cell in UTF-8, whole '#' cells in ASCII. */
+static void bar(FILE *f, double frac, int width, bool ascii)
 {
 	int full = (int)(frac * width * 8 + 0.5);
 	static const char *const parts[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
 
+	if (ascii) {
+		for (int i = 0; i < (full + 4) / 8; i++)
+			fputc('#', f);
+		return;
+	}
 	for (int i = 0; i < full / 8; i++)
 		fputs("█", f);
 	fputs(parts[full % 8], f);
@@ -227,6 +236,8 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 	const struct an_gap **sorted;
 	char d1[32], d2[32], d3[32], b[512];
 	uint64_t lost = r->lost_ringbuf + r->lost_map_full;
+	/* The category table is 63 columns before its bars: they shrink to fit. */
+	int bar_cells = o->width ? GT_MAX(0, GT_MIN(24, (int)o->width - 63)) : 24;
 
 	fprintf(f, "gaptrace report: %s (pid %u), capture %s\n", gt_clean(r->comm), r->pid,
 		gt_clean(r->path));
@@ -272,13 +283,15 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 		"intra-unit");
 	for (int c = 0; c < GT_CAT_MAX; c++) {
 		double frac = r->gap_ns_total ? (double)r->totals[c] / (double)r->gap_ns_total : 0;
+		char buf[24];
+		const char *fg = term__fg(o->color, gt_cat_ansi[c], buf, sizeof(buf));
 
-		fprintf(f, "  %-10s %12s %6.1f%%   %-12s %-12s ", gt_cat_names[c],
-			gt_fmt_dur(r->totals[c], d1, sizeof(d1)), 100 * frac,
+		fprintf(f, "  %s%-10s%s %12s %6.1f%%   %-12s %-12s %s", fg, gt_cat_names[c],
+			term__reset(o->color), gt_fmt_dur(r->totals[c], d1, sizeof(d1)), 100 * frac,
 			gt_fmt_dur(r->totals_kind[GT_GAP_INTER][c], d2, sizeof(d2)),
-			gt_fmt_dur(r->totals_kind[GT_GAP_INTRA][c], d3, sizeof(d3)));
-		bar(f, frac, 24);
-		fputc('\n', f);
+			gt_fmt_dur(r->totals_kind[GT_GAP_INTRA][c], d3, sizeof(d3)), fg);
+		bar(f, frac, bar_cells, o->ascii);
+		fprintf(f, "%s\n", term__reset(o->color));
 	}
 	fputc('\n', f);
 
@@ -604,25 +617,23 @@ static void usage(FILE *f)
 		   "                              one offline page: GPU timeline, tables and\n"
 		   "                              the flame graph)\n"
 		   "  -n, --top N                 largest gaps listed in text (default 10)\n"
-		   "  -m, --min-gap DUR           shortest idle time that is a gap (default 1ms)\n"
-		   "  -u, --unit SPEC             work units: usdt (gaptrace:unit_begin/end),\n"
-		   "                              func:FUNC (recorded with record --unit),\n"
-		   "                              nvtx:GLOB (NVTX ranges named like GLOB, from\n"
-		   "                              the CUPTI library),\n"
-		   "                              burst:DUR (GPU bursts split by idle >= DUR,\n"
-		   "                              default 10ms; used when nothing else exists)\n"
-		   "      --depth N               critical-path hops to follow (default 4)\n"
-		   "  -o, --output FILE           write to FILE instead of stdout\n"
-		   "  -h, --help                  this help\n"
-		   "\n"
+		   "  -o, --output FILE           write to FILE instead of stdout ('-': stdout)\n");
+	cmdopts__help(f, 30);
+	fprintf(f, "\n"
+		   "Text is wrapped to $COLUMNS or the terminal's width (full lines into a\n"
+		   "pipe or a file), coloured per --color, and ASCII when the locale's\n"
+		   "character set is not UTF-8.\n"
 		   "Exit codes: 0 ok (also for a truncated capture, with a warning), 1 the\n"
 		   "file cannot be read, 2 bad usage.\n");
 }
 
 static int report_write(struct cmd_job *job, FILE *out)
 {
-	const struct report_opts *o = job->ctx;
+	struct report_opts *o = job->ctx;
 
+	o->color = job->color;
+	o->ascii = job->ascii;
+	o->width = job->width;
 	if (!strcmp(o->format, "json"))
 		report_json(out, job->res[0], o);
 	else if (!strcmp(o->format, "csv"))
@@ -634,14 +645,15 @@ static int report_write(struct cmd_job *job, FILE *out)
 	return 0;
 }
 
+const struct option report_options[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"top", required_argument, NULL, 'n'},
+    CMDOPTS_LONGOPTS,
+    {},
+};
+
 int cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"format", required_argument, NULL, 'f'},
-	    {"top", required_argument, NULL, 'n'},
-	    CMDOPTS_LONGOPTS,
-	    {},
-	};
 	static const char *const formats[] = {"text", "json", "csv", "html", NULL};
 	struct report_opts o = {.format = "text", .top = 10};
 	struct cmd_job job = {
@@ -651,7 +663,7 @@ int cmd_report(int argc, char **argv)
 	an_opts__defaults(&o.an);
 	o.an.pieces = true; /* top stacks */
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:n:m:u:o:vh", longopts, NULL)) != -1) {
+	while ((c = gt_getopt(argc, argv, report_options, false)) != -1) {
 		switch (c) {
 		case 'n':
 			if (cmdopts__top(optarg, "gaps", &o.top))
@@ -670,6 +682,7 @@ int cmd_report(int argc, char **argv)
 	if (!strcmp(o.format, "html"))
 		o.an.pieces = true;
 	job.paths[0] = o.path;
+	job.text = !strcmp(o.format, "text");
 	ret = cmdopts__run(&job);
 	return ret;
 }

@@ -24,6 +24,7 @@
 #include "symbols/live.h"
 #include "symbols/usdt.h"
 #include "support/procfs.h"
+#include "support/safeopen.h"
 #include "support/util.h"
 
 static const char *const usdt_names[] = {
@@ -511,7 +512,8 @@ static void mapping_path(pid_t pid, const struct syms_mapping *m, char *path, si
 {
 	/* Through the target's root, so a container's files resolve to its inodes. */
 	procfs_root_path(path, len, pid, m->path);
-	if (access(path, R_OK) || strstr(m->path, " (deleted)")) {
+	/* A maps text that is not the file's name (escaped, deleted) is never opened by name. */
+	if (!safeopen_path_plain(m->path) || access(path, R_OK)) {
 		/*
 		 * Deleted files and memfds (an injected library is one) exist only
 		 * as the mapping: map_files names that very inode.

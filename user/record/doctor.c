@@ -23,6 +23,8 @@
 #include "gaptrace.skel.h"
 #include "record/doctor_priv.h"
 #include "record/sysprobe.h"
+#include "support/cli.h"
+#include "support/safeopen.h"
 #include "support/json.h"
 #include "support/util.h"
 #include "symbols/dwmod.h"
@@ -230,7 +232,9 @@ static void check_debug_symbols(void)
 		if (!l.path[i][0])
 			continue;
 		base = strrchr(l.path[i], '/') + 1;
-		d = dwmod__open(l.path[i], open(l.path[i], O_RDONLY | O_CLOEXEC), dpath);
+		/* This process's own mapping: safeopen finds it by its maps text. */
+		d = dwmod__open(getpid(), l.path[i],
+				safeopen_mapped_name(getpid(), l.path[i], NULL), dpath);
 		if (!d)
 			continue;
 		sym = dwmod__has_symtab(d);
@@ -261,23 +265,26 @@ static void check_debug_symbols(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: gaptrace doctor [-v] [-f text|json]\n\n"
+	fprintf(f, "Usage: gaptrace doctor [options]\n\n"
 		   "Checks whether this host can run 'gaptrace record' (kernel, privileges) and\n"
 		   "see GPU activity (the CUPTI library and libcupti, libcuda, ptrace for live\n"
 		   "injection), and says how to fix what is missing.\n\n"
-		   "  -f, --format text|json  output format (json: schema gaptrace.doctor/1)\n"
-		   "  -v, --verbose           libbpf's log of the BPF load\n\n"
-		   "Exit code 0 when recording will work, 1 otherwise.\n");
+		   "Options:\n"
+		   "  -f, --format text|json  output format (json: schema gaptrace.doctor/1)\n");
+	gt_help_opt(f, 19, GT_HELP_VERBOSE);
+	gt_help_opt(f, 19, GT_HELP_HELP);
+	fprintf(f, "\nExit codes: 0 when recording will work, 1 otherwise, 2 bad usage.\n");
 }
+
+const struct option doctor_options[] = {
+    {"format", required_argument, NULL, 'f'},
+    GT_LONGOPT_VERBOSE,
+    GT_LONGOPT_HELP,
+    {},
+};
 
 int cmd_doctor(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"format", required_argument, NULL, 'f'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {},
-	};
 	static const char *const formats[] = {"text", "json", NULL};
 	char msg[256], err[256];
 	struct utsname u;
@@ -285,7 +292,7 @@ int cmd_doctor(int argc, char **argv)
 	int c, k;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:vh", longopts, NULL)) != -1) {
+	while ((c = gt_getopt(argc, argv, doctor_options, false)) != -1) {
 		if (c == 'f') {
 			k = gt_opt_choice("--format", optarg, formats);
 			if (k < 0)

@@ -22,6 +22,7 @@
 #include "record/fpless.h"
 #include "record/unwind.h"
 #include "support/procfs.h"
+#include "support/safeopen.h"
 #include "support/util.h"
 
 #define FPLESS_PROCS 64 /* processes whose last ranges are remembered (oldest replaced) */
@@ -70,8 +71,6 @@ void fpless__free(struct fpless *f)
 static bool object_fpless(struct fpless *f, pid_t pid, const struct procfs_map *m)
 {
 	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
-	char path[PATH_MAX];
-	struct stat st;
 	struct fpless_obj *o;
 	int fp;
 
@@ -86,10 +85,11 @@ static bool object_fpless(struct fpless *f, pid_t pid, const struct procfs_map *
 	for (size_t i = 0; i < f->nobjs; i++)
 		if (f->objs[i].dev == dev && f->objs[i].ino == m->inode)
 			return f->objs[i].fpless;
-	if (procfs_mapped_path(pid, m->start, m->end, m->path, m->inode, path, sizeof(path), &st))
-		return false;
-	/* Unknown (-ENODATA: too few functions to tell) counts as having them. */
-	fp = unwind_elf_frame_pointers(path, NULL, NULL);
+	/* Unknown (-ENODATA: too few functions to tell, or unreadable) counts as having them. */
+	fp = unwind_elf_frame_pointers_fd(
+	    safeopen_mapped(pid, m->start, m->end, m->path, m->inode, NULL), NULL, NULL);
+	if (fp == -ENOENT || fp == -ESRCH)
+		return false; /* gone: not remembered */
 	gt_grow((void **)&f->objs, &f->cap, f->nobjs, sizeof(*f->objs));
 	o = &f->objs[f->nobjs++];
 	o->dev = dev;

@@ -33,6 +33,7 @@
 #include "record/inject.h"
 #include "record/inject_priv.h"
 #include "support/procfs.h"
+#include "support/safeopen.h"
 #include "support/util.h"
 
 #if defined(__x86_64__)
@@ -88,6 +89,36 @@ static int inj_memfd(struct inj *j)
 	return 0;
 }
 
+/*
+ * The target's fd N for writing, as root: another of its threads may have
+ * put any file it holds there meanwhile (one it may only read, a FIFO).
+ * Checked on an O_PATH fd first: only a nameless regular file the target
+ * owns (a memfd it could write itself) is reopened for writing.
+ */
+static int open_memfd(struct inj *j, const char *path)
+{
+	struct safeopen_creds c;
+	char self[64];
+	struct stat st;
+	int pfd, fd, err;
+
+	err = safeopen_creds_read(j->pid, &c);
+	if (err)
+		return err;
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, &st) || !S_ISREG(st.st_mode) || st.st_nlink || st.st_uid != c.uid) {
+		close(pfd);
+		return -EPERM;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	err = fd < 0 ? -errno : 0;
+	close(pfd);
+	return fd < 0 ? err : fd;
+}
+
 /* Fills the target's memfd from our side: its fd reopened through /proc. */
 static int inj_copy_lib(struct inj *j)
 {
@@ -97,10 +128,10 @@ static int inj_copy_lib(struct inj *j)
 
 	snprintf(name, sizeof(name), "fd/%d", j->remote_fd);
 	procfs_path(path, sizeof(path), j->tid, 0, name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = open_memfd(j, path);
 	if (fd < 0)
-		return inj_fail(j, -errno, "cannot open the memfd of process %d through %s: %s",
-				j->pid, path, strerror(errno));
+		return inj_fail(j, fd, "cannot open the memfd of process %d through %s: %s", j->pid,
+				path, strerror(-fd));
 	buf = gt_xmalloc(COPY_CHUNK);
 	while (off < j->lib_size && !err) {
 		ssize_t n = pread(j->lib_fd, buf, COPY_CHUNK, (off_t)off), w, done = 0;

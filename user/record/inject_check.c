@@ -33,6 +33,7 @@
 #include "record/inject_priv.h"
 #include "symbols/live.h"
 #include "support/procfs.h"
+#include "support/safeopen.h"
 #include "support/util.h"
 
 #if defined(__x86_64__)
@@ -232,7 +233,6 @@ bool inj_lib_loaded(struct inj *j)
 	struct procfs_maps it;
 	struct procfs_map m;
 	bool found = false;
-	char mpath[96];
 	struct stat st;
 
 	if (fstat(j->lib_fd, &st))
@@ -250,12 +250,12 @@ bool inj_lib_loaded(struct inj *j)
 		}
 		if (m.offset || strncmp(m.path, memfd_prefix, sizeof(memfd_prefix) - 1))
 			continue;
-		procfs_map_files_path(mpath, sizeof(mpath), j->tid, m.start, m.end);
-		fd = open(mpath, O_RDONLY | O_CLOEXEC);
+		/* The target chose what lies there: a regular file, never a device. */
+		fd = safeopen_map_files(j->tid, m.start, m.end, &mst);
 		if (fd < 0)
 			continue;
-		found = !fstat(fd, &mst) && (uint64_t)mst.st_size == j->lib_size &&
-			same_bytes(fd, j->lib_fd, j->lib_size);
+		found =
+		    (uint64_t)mst.st_size == j->lib_size && same_bytes(fd, j->lib_fd, j->lib_size);
 		close(fd);
 	}
 	procfs_maps_close(&it);

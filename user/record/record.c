@@ -31,6 +31,7 @@
 #include "record/fpless.h"
 #include "record/unwind.h"
 #include "support/procfs.h"
+#include "support/term.h"
 #include "support/util.h"
 #include "symbols/syms.h"
 
@@ -66,6 +67,13 @@ static int rb_drain(struct recorder *r, int timeout_ms)
 	if (err == RB_SLICE_OVER)
 		r->rb_behind = true;
 	return err == RB_SLICE_OVER ? 0 : err;
+}
+
+void record__drain_all(struct recorder *r)
+{
+	do
+		r->rb_behind = false;
+	while (rb_drain(r, -1) >= 0 && r->rb_behind);
 }
 
 /* The sink's view of the symbolizer and the rescan. */
@@ -127,6 +135,7 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
 
+	r->rb_bytes += size;
 	record_sink__feed(&r->sink, data, size);
 	if ((++r->slice_n & 31) == 0 && gt_now_mono_ns() - r->slice_start_ns >= RB_SLICE_NS)
 		return RB_SLICE_OVER;
@@ -241,7 +250,7 @@ static void check_cupti(struct recorder *r)
 			r->pid, why);
 }
 
-static int run_loop(struct recorder *r)
+int record__run(struct recorder *r)
 {
 	uint64_t now;
 	bool due, all;
@@ -302,6 +311,11 @@ static int run_loop(struct recorder *r)
 		if (stop_signal) {
 			r->stop_reason = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
 			return 0;
+		}
+		/* The monitor's window boundaries and signals (record_seg.c). */
+		if (r->tick && r->tick(r, now, r->tick_ctx)) {
+			r->stop_reason = "monitor";
+			return r->sink.write_err;
 		}
 		if (r->o->duration_ns && now - r->start_ns >= r->o->duration_ns) {
 			r->stop_reason = "duration";
@@ -403,70 +417,70 @@ static int setup_bpf(struct recorder *r)
 	return 0;
 }
 
-int cmd_record(int argc, char **argv)
+/*
+ * Everything before the run loop: checks, the BPF side, the capture's
+ * first blocks, the attach (or the launch) and the reader's nice.  0, or
+ * -1 after a one-line error; record__cleanup frees what was made either way.
+ */
+int record__start(struct recorder *r, int argc, char **argv)
 {
-	struct record_opts o = {};
-	struct recorder r = {.o = &o, .pidfd = -1, .go_fd = -1};
+	struct record_opts *o = r->o;
 	struct capture_buf kv = {}, probes = {};
 	const char *kvs[64];
-	char err[512], exe[PATH_MAX];
-	int status_fd = -1, ret = GT_EXIT_FAIL, e;
+	char err[512];
+	int ret = -1, e;
 	struct sigaction sa = {.sa_handler = on_signal};
 
-	if (record__parse_opts(argc, argv, &o)) {
-		probe_table__free(&o.probes);
-		return GT_EXIT_USAGE;
-	}
 	if (gt_check_privileges(err, sizeof(err)) || gt_check_pid_namespace(err, sizeof(err))) {
 		gt_err("%s", err);
-		goto cleanup;
+		goto out;
 	}
 	gt_libbpf_logging();
-	r.progress = o.progress == 1 || (o.progress == -1 && isatty(STDERR_FILENO));
+	r->progress = o->progress == 1 || (o->progress == -1 && isatty(STDERR_FILENO));
 	/*
 	 * Attaching is a burst of CPU work (BPF verification, symbol tables,
 	 * /proc): at nice 0 behind a target's 32 busy threads on 2 CPUs it
 	 * took seconds, long enough for a short-lived target to exit first.
 	 * The run loop goes back to nice 0 (below).
 	 */
-	r.user_nice = getpriority(PRIO_PROCESS, 0);
-	if (r.user_nice > -10)
+	r->user_nice = getpriority(PRIO_PROCESS, 0);
+	if (r->user_nice > -10)
 		setpriority(PRIO_PROCESS, 0, -10);
-	if (o.default_probes)
-		probe_table__add_defaults(&o.probes);
-	r.ncpus = libbpf_num_possible_cpus();
-	if (r.ncpus <= 0)
-		r.ncpus = 1;
+	if (o->default_probes)
+		probe_table__add_defaults(&o->probes);
+	r->ncpus = libbpf_num_possible_cpus();
+	if (r->ncpus <= 0)
+		r->ncpus = 1;
 
-	if (o.pid) {
-		r.pid = o.pid;
-		if (kill(o.pid, 0) && errno == ESRCH) {
-			gt_err("pid %d does not exist: check it with 'ps -p %d'", o.pid, o.pid);
-			goto cleanup;
+	if (o->pid) {
+		r->pid = o->pid;
+		if (kill(o->pid, 0) && errno == ESRCH) {
+			gt_err("pid %d does not exist: check it with 'ps -p %d'", o->pid, o->pid);
+			goto out;
 		}
-		if (o.pid == getpid()) {
-			gt_err("pid %d is gaptrace itself: give the target's pid", o.pid);
-			goto cleanup;
+		if (o->pid == getpid()) {
+			gt_err("pid %d is gaptrace itself: give the target's pid", o->pid);
+			goto out;
 		}
-		if (record__resolve_tgid(&r, o.pid))
-			goto cleanup;
+		if (record__resolve_tgid(r, o->pid))
+			goto out;
 		/* A pidfd tells when the process exits (a recycled pid cannot fool it). */
-		r.pidfd = record__open_pidfd(r.pid);
-		if (r.pidfd < 0) {
+		r->pidfd = record__open_pidfd(r->pid);
+		if (r->pidfd < 0) {
 			if (errno == ESRCH)
-				gt_err("pid %d does not exist: check it with 'ps -p %d'", r.pid,
-				       r.pid);
+				gt_err("pid %d does not exist: check it with 'ps -p %d'", r->pid,
+				       r->pid);
 			else
-				gt_err("cannot watch pid %d: %s", r.pid, strerror(errno));
-			goto cleanup;
+				gt_err("cannot watch pid %d: %s", r->pid, strerror(errno));
+			goto out;
 		}
 	} else {
-		e = record__resolve_cmd(o.cmd[0], exe, sizeof(exe));
-		r.exe = exe;
+		e = record__resolve_cmd(o->cmd[0], r->exe_buf, sizeof(r->exe_buf));
+		r->exe = r->exe_buf;
 		if (e) {
-			gt_err("cannot run '%s': %s; check the command name and PATH", o.cmd[0],
+			gt_err("cannot run '%s': %s; check the command name and PATH", o->cmd[0],
 			       strerror(-e));
-			goto cleanup;
+			goto out;
 		}
 	}
 
@@ -478,10 +492,10 @@ int cmd_record(int argc, char **argv)
 			gt_info("mounted tracefs at /sys/kernel/tracing (needed for uprobes "
 				"on this kernel)");
 	}
-	o.gpu.cupti_lib = gpu_find_cupti_lib(o.cupti_lib);
-	if (o.cupti_lib && !o.gpu.cupti_lib) {
-		gt_err("cannot use --cupti-lib %s: %s", o.cupti_lib, strerror(errno));
-		goto cleanup;
+	o->gpu.cupti_lib = gpu_find_cupti_lib(o->cupti_lib);
+	if (o->cupti_lib && !o->gpu.cupti_lib) {
+		gt_err("cannot use --cupti-lib %s: %s", o->cupti_lib, strerror(errno));
+		goto out;
 	}
 	/*
 	 * CUPTI delivers GPU records in bursts of ~100 B per op at up to 150k
@@ -489,38 +503,39 @@ int cmd_record(int argc, char **argv)
 	 * large library's symbols (PyTorch: 16k events lost with 16M on the
 	 * H200).  64M rides that out; without CUPTI 16M is plenty.
 	 */
-	if (!o.ringbuf_bytes)
-		o.ringbuf_bytes =
-		    o.gpu.cupti_lib && o.gpu.mode != GPU_NONE && o.gpu.mode != GPU_UPROBE
+	if (!o->ringbuf_bytes)
+		o->ringbuf_bytes =
+		    o->gpu.cupti_lib && o->gpu.mode != GPU_NONE && o->gpu.mode != GPU_UPROBE
 			? 64 << 20
 			: 16 << 20;
-	record__step(&r, true, "loading the BPF programs");
-	if (setup_bpf(&r))
-		goto cleanup;
+	record__step(r, true, "loading the BPF programs");
+	if (setup_bpf(r))
+		goto out;
 	/* Before the header is written: it records which GPU source was used. */
-	if (o.cmd)
-		gpu_prepare_launch(&o.gpu, &o.probes);
+	if (o->cmd)
+		gpu_prepare_launch(&o->gpu, &o->probes);
 	else
-		gpu_prepare_attach(&o.gpu, r.pid, &o.probes);
+		gpu_prepare_attach(&o->gpu, r->pid, &o->probes);
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (o.cmd) {
-		status_fd = record__launch_child(&r, o.cmd, &o.gpu);
-		if (status_fd < 0) {
-			gt_err("cannot start '%s': %s", o.cmd[0], strerror(-status_fd));
-			goto cleanup;
+	if (o->cmd) {
+		r->status_fd = record__launch_child(r, o->cmd, &o->gpu);
+		if (r->status_fd < 0) {
+			gt_err("cannot start '%s': %s", o->cmd[0], strerror(-r->status_fd));
+			goto out;
 		}
-		r.pidfd = record__open_pidfd(r.pid);
+		r->pidfd = record__open_pidfd(r->pid);
 	}
-	if ((uint32_t)r.pid >= GT_TGID_LIMIT || !r.skel->bss) {
-		gt_err("cannot register pid %d with the BPF side: %s", r.pid,
-		       r.skel->bss ? "pid above the kernel's limit" : "the .bss map is not mapped");
-		goto cleanup;
+	if ((uint32_t)r->pid >= GT_TGID_LIMIT || !r->skel->bss) {
+		gt_err("cannot register pid %d with the BPF side: %s", r->pid,
+		       r->skel->bss ? "pid above the kernel's limit"
+				    : "the .bss map is not mapped");
+		goto out;
 	}
-	record__follow_set_traced(&r, r.pid, true);
+	record__follow_set_traced(r, r->pid, true);
 
 	/*
 	 * The symbolizer keeps each mapped object (and its debug file) open:
@@ -534,100 +549,100 @@ int cmd_record(int argc, char **argv)
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
 	}
-	r.syms = syms_cache__new();
-	if (o.dwarf || o.cfi_sample_bytes)
-		r.unw = unwinder__new();
-	if (!o.dwarf && o.stacks)
-		record__audit_exe(&r);
-	if (o.cfi_sample_bytes)
-		r.fpless = fpless__new(bpf_map__fd(r.skel->maps.fpless), o.cfi_all);
-	r.att = attacher__new(r.skel, &o.probes);
-	attacher__on_progress(r.att, attach_progress, &r);
-	r.start_ns = gt_now_mono_ns();
-	record__header_kv(&r, &kv, argc, argv);
-	r.w = capture_writer__open(o.output, kvs, record__kv_strings(&kv, kvs, GT_ARRAY_SIZE(kvs)),
-				   err, sizeof(err));
-	if (!r.w) {
+	r->syms = syms_cache__new();
+	if (o->dwarf || o->cfi_sample_bytes)
+		r->unw = unwinder__new();
+	if (!o->dwarf && o->stacks)
+		record__audit_exe(r);
+	if (o->cfi_sample_bytes)
+		r->fpless = fpless__new(bpf_map__fd(r->skel->maps.fpless), o->cfi_all);
+	r->att = attacher__new(r->skel, &o->probes);
+	attacher__on_progress(r->att, attach_progress, r);
+	r->start_ns = gt_now_mono_ns();
+	record__header_kv(r, &kv, argc, argv);
+	r->w = capture_writer__open(
+	    o->output, kvs, record__kv_strings(&kv, kvs, GT_ARRAY_SIZE(kvs)), err, sizeof(err));
+	if (!r->w) {
 		gt_err("%s", err);
-		goto cleanup;
+		goto out;
 	}
-	record_sink__init(&r.sink, &(struct record_sink_cfg){
-				       .ops = &sink_ops,
-				       .ctx = &r,
-				       .w = r.w,
-				       .path = o.output,
-				       .min_gap_ns = o.min_gap_ns,
-				       .unw = r.unw,
-				       .fpa = r.fpa,
-				   });
-	probe_table__emit(&o.probes, 0, &probes);
+	record_sink__init(&r->sink, &(struct record_sink_cfg){
+					.ops = &sink_ops,
+					.ctx = r,
+					.w = r->w,
+					.path = o->output,
+					.min_gap_ns = o->min_gap_ns,
+					.unw = r->unw,
+					.fpa = r->fpa,
+				    });
+	probe_table__emit(&o->probes, 0, &probes);
 	if (probes.len)
-		capture_writer__block(r.w, GT_BLK_PROBES, probes.data, probes.len);
+		capture_writer__block(r->w, GT_BLK_PROBES, probes.data, probes.len);
 
-	r.rb = ring_buffer__new(bpf_map__fd(r.skel->maps.events), on_record, &r, NULL);
-	if (!r.rb) {
+	r->rb = ring_buffer__new(bpf_map__fd(r->skel->maps.events), on_record, r, NULL);
+	if (!r->rb) {
 		gt_err("cannot open the ring buffer: %s", strerror(errno));
-		goto cleanup;
+		goto out;
 	}
 	/*
 	 * Kernel symbols now, not at the first kernel stack: reading kallsyms
 	 * (120k lines) took 140 ms on a loaded machine inside the first drain
 	 * round, and a recorder killed then lost everything since the attach.
 	 */
-	syms_cache__load_kernel(r.syms);
+	syms_cache__load_kernel(r->syms);
 	/* Scheduler first: from here on every switch of the target is seen. */
-	record__step(&r, true, "attaching to pid %d: scheduler tracepoints", r.pid);
-	if (attach_sched(&r))
-		goto cleanup;
-	if (o.cmd) {
-		attacher__attach_object(r.att, r.pid, exe);
-		attacher__attach_like_self(r.att, r.pid, "libc.so");
-	} else if (attacher__scan(r.att, r.pid) < 0 && attacher__target_gone(r.att, r.pid)) {
+	record__step(r, true, "attaching to pid %d: scheduler tracepoints", r->pid);
+	if (attach_sched(r))
+		goto out;
+	if (o->cmd) {
+		attacher__attach_object(r->att, r->pid, r->exe_buf);
+		attacher__attach_like_self(r->att, r->pid, "libc.so");
+	} else if (attacher__scan(r->att, r->pid) < 0 && attacher__target_gone(r->att, r->pid)) {
 		gt_warn("pid %d exited while gaptrace was attaching (%.1f s into the attach): no "
 			"probe was attached",
-			r.pid, (double)(gt_now_mono_ns() - r.start_ns) / 1e9);
+			r->pid, (double)(gt_now_mono_ns() - r->start_ns) / 1e9);
 	}
-	record__follow_note(&r, r.pid);
-	r.rescan = false;
+	record__follow_note(r, r->pid);
+	r->rescan = false;
 	/* Children alive now are traced like the target; later ones BPF follows. */
-	if (!o.cmd && o.follow_children && (e = record__follow_existing(&r)) > 0)
+	if (!o->cmd && o->follow_children && (e = record__follow_existing(r)) > 0)
 		gt_info("following %d descendant process%s of pid %d alive at the attach", e,
-			e == 1 ? "" : "es", r.pid);
-	r.sampling_from_ns = gt_now_mono_ns();
-	if (o.cpu_samplers) {
-		int n = attacher__sample_cpus(r.att, o.sample_period_ns);
+			e == 1 ? "" : "es", r->pid);
+	r->sampling_from_ns = gt_now_mono_ns();
+	if (o->cpu_samplers) {
+		int n = attacher__sample_cpus(r->att, o->sample_period_ns);
 
 		if (n < 0) {
 			gt_err("cannot open a cpu-clock event on any CPU: %s; try --sampler thread "
 			       "or -F 0",
 			       strerror(-n));
-			goto cleanup;
+			goto out;
 		}
-	} else if (attacher__sample_threads(r.att, r.pid, o.sample_period_ns) < 0 && o.pid) {
-		gt_err("pid %d exited while gaptrace was attaching", r.pid);
-		goto cleanup;
+	} else if (attacher__sample_threads(r->att, r->pid, o->sample_period_ns) < 0 && o->pid) {
+		gt_err("pid %d exited while gaptrace was attaching", r->pid);
+		goto out;
 	}
-	if (r.fpless)
-		fpless__update(r.fpless, r.pid);
+	if (r->fpless)
+		fpless__update(r->fpless, r->pid);
 	/* Later scans run beside the status line: no step lines from them. */
-	attacher__on_progress(r.att, NULL, NULL);
-	record__step_done(&r);
-	if (!o.cmd) {
-		record__emit_threads(&r, r.pid);
-		record__emit_mappings(&r, r.pid);
+	attacher__on_progress(r->att, NULL, NULL);
+	record__step_done(r);
+	if (!o->cmd) {
+		record__emit_threads(r, r->pid);
+		record__emit_mappings(r, r->pid);
 	}
-	r.last_stats_ns = r.last_flush_ns = r.last_progress_ns = r.last_rescan_ns = r.start_ns;
-	if (o.cmd && record__release_child(&r, status_fd, o.cmd[0]))
-		goto cleanup;
-	status_fd = -1;
-	if (o.cmd) {
+	r->last_stats_ns = r->last_flush_ns = r->last_progress_ns = r->last_rescan_ns = r->start_ns;
+	if (o->cmd && record__release_child(r, r->status_fd, o->cmd[0]))
+		goto out;
+	r->status_fd = -1;
+	if (o->cmd) {
 		/* Libraries appear only after exec: scan again soon. */
-		r.last_rescan_ns = r.start_ns - RESCAN_NS + 20 * NSEC_PER_MSEC;
+		r->last_rescan_ns = r->start_ns - RESCAN_NS + 20 * NSEC_PER_MSEC;
 	}
-	gt_info("recording pid %d (%s, %u USDT, %u uprobes, %u samplers; GPU: %s) to %s%s", r.pid,
-		"tp_btf", attacher__usdt_links(r.att), attacher__uprobe_links(r.att),
-		attacher__sample_events(r.att), o.gpu.source, o.output,
-		r.progress ? "" : "; Ctrl-C to stop");
+	gt_info("recording pid %d (%s, %u USDT, %u uprobes, %u samplers; GPU: %s) to %s%s", r->pid,
+		"tp_btf", attacher__usdt_links(r->att), attacher__uprobe_links(r->att),
+		attacher__sample_events(r->att), o->gpu.source, o->output,
+		r->progress ? "" : "; Ctrl-C to stop");
 
 	/*
 	 * The drain loop runs at the normal nice 0, not lower: it needs 0.25 us
@@ -636,91 +651,122 @@ int cmd_record(int argc, char **argv)
 	 * (with the run loop, so -d, stalled too).  record__poll_stats goes to nice -10
 	 * while the ring buffer still fills.
 	 */
-	if (setpriority(PRIO_PROCESS, 0, r.user_nice > 0 ? 0 : r.user_nice) == 0)
-		r.nice = r.user_nice > 0 ? 0 : r.user_nice;
+	if (setpriority(PRIO_PROCESS, 0, r->user_nice > 0 ? 0 : r->user_nice) == 0)
+		r->nice = r->user_nice > 0 ? 0 : r->user_nice;
 	else
-		r.nice = getpriority(PRIO_PROCESS, 0);
-	e = run_loop(&r);
-	r.end_ns = gt_now_mono_ns();
-	if (o.cmd && !r.target_gone)
-		attacher__scan(r.att, r.pid);
-	if (!o.cmd && !r.target_gone)
-		record__emit_mappings(&r, r.pid);
-	if (!o.cmd)
-		record__follow_emit_mappings(&r);
+		r->nice = getpriority(PRIO_PROCESS, 0);
+	ret = 0;
+out:
+	capture_buf__free(&kv);
+	capture_buf__free(&probes);
+	return ret;
+}
+
+/*
+ * The stop after the run loop (e its result): detach, drain, close the
+ * intervals still open, write the last blocks and say what was written.
+ * Returns the command's exit code (record__exit_code: a launched command's).
+ */
+int record__finish(struct recorder *r, int e)
+{
+	struct record_opts *o = r->o;
+	int ret;
+
+	r->end_ns = gt_now_mono_ns();
+	if (o->cmd && !r->target_gone)
+		attacher__scan(r->att, r->pid);
+	if (!o->cmd && !r->target_gone)
+		record__emit_mappings(r, r->pid);
+	if (!o->cmd)
+		record__follow_emit_mappings(r);
 	/* Stop new events, then drain what is left and close open intervals. */
-	detach_sched(&r);
+	detach_sched(r);
 	/* Launch mode: a target that never initialised CUDA never loaded the library. */
-	if (o.gpu.injected && !o.gpu.uprobes && o.cmd && !gpu_cupti_loaded(&o.gpu, r.pid))
-		snprintf(o.gpu.source, sizeof(o.gpu.source),
+	if (o->gpu.injected && !o->gpu.uprobes && o->cmd && !gpu_cupti_loaded(&o->gpu, r->pid))
+		snprintf(o->gpu.source, sizeof(o->gpu.source),
 			 "usdt (CUPTI library offered, never loaded: no CUDA in the target)");
-	else if (o.gpu.injected && !r.target_gone)
-		gpu_grace(&r);
+	else if (o->gpu.injected && !r->target_gone)
+		gpu_grace(r);
 	/* The links close while the rest of the capture is written; joined at the end. */
-	attacher__detach(r.att);
-	do
-		r.rb_behind = false;
-	while (rb_drain(&r, -1) >= 0 && r.rb_behind);
-	record__drain_open_intervals(&r);
-	record__poll_stats(&r, r.end_ns);
-	if (o.cmd && r.target_gone)
-		record__emit_threads(&r, r.pid);
-	record_sink__finish(&r.sink);
-	flush_all(&r);
-	record__write_counters(&r, GT_BLK_COUNTERS);
-	record__write_counters(&r, GT_BLK_END);
-	if (r.progress)
-		record__progress(&r, r.end_ns, true);
-	e = e ? e : r.sink.write_err;
-	if (capture_writer__close(r.w) && !e) {
-		gt_err("cannot finish writing %s: %s", o.output, strerror(errno));
+	attacher__detach(r->att);
+	record__drain_all(r);
+	record__drain_open_intervals(r);
+	record__poll_stats(r, r->end_ns);
+	if (o->cmd && r->target_gone)
+		record__emit_threads(r, r->pid);
+	record_sink__finish(&r->sink);
+	flush_all(r);
+	record__write_counters(r, GT_BLK_COUNTERS);
+	record__write_counters(r, GT_BLK_END);
+	if (r->progress)
+		record__progress(r, r->end_ns, true);
+	e = e ? e : r->sink.write_err;
+	if (capture_writer__close(r->w) && !e) {
+		gt_err("cannot finish writing %s: %s", o->output, strerror(errno));
 		e = -EIO;
 	}
-	r.w = NULL;
-	if (r.fpa)
-		fp_audit__report(r.fpa, offsetof(struct gt_ustack, data) + 8192);
-	ret = record__summary(&r, e);
+	r->w = NULL;
+	if (r->fpa)
+		fp_audit__report(r->fpa, offsetof(struct gt_ustack, data) + 8192);
+	ret = record__summary(r, e);
 	/* Waits for the links still closing (13 s for a big target's uprobes). */
 	{
 		size_t closed, total;
-		bool pending = attacher__detach_pending(r.att, &closed, &total);
+		bool pending = attacher__detach_pending(r->att, &closed, &total);
 
 		while (total) {
-			record__step(&r, true, "detaching: %zu of %zu probe links closed", closed,
+			record__step(r, true, "detaching: %zu of %zu probe links closed", closed,
 				     total);
 			if (!pending)
 				break;
 			usleep(250 * 1000);
-			pending = attacher__detach_pending(r.att, &closed, &total);
+			pending = attacher__detach_pending(r->att, &closed, &total);
 		}
 	}
-	record__step_done(&r);
-	attacher__free(r.att);
-	r.att = NULL;
-	record__report_cpu(&r);
+	record__step_done(r);
+	attacher__free(r->att);
+	r->att = NULL;
+	record__report_cpu(r);
+	return ret;
+}
 
-cleanup:
-	if (r.go_fd >= 0) {
+/* Frees what record__start made (safe after any failure); closes the capture. */
+void record__cleanup(struct recorder *r)
+{
+	if (r->go_fd >= 0) {
 		/* A child still held before exec: closing the pipe makes it exit. */
-		close(r.go_fd);
-		waitpid(r.child, NULL, 0);
+		close(r->go_fd);
+		waitpid(r->child, NULL, 0);
 	}
-	if (status_fd >= 0)
-		close(status_fd);
-	capture_writer__close(r.w);
-	ring_buffer__free(r.rb);
-	attacher__free(r.att);
-	gaptrace_bpf__destroy(r.skel);
-	syms_cache__free(r.syms);
-	unwinder__free(r.unw);
-	fp_audit__free(r.fpa);
-	fpless__free(r.fpless);
-	if (r.pidfd >= 0)
-		close(r.pidfd);
-	capture_buf__free(&kv);
-	capture_buf__free(&probes);
-	record_sink__fini(&r.sink);
-	probe_table__free(&o.probes);
-	free(r.procs);
+	if (r->status_fd >= 0)
+		close(r->status_fd);
+	capture_writer__close(r->w);
+	ring_buffer__free(r->rb);
+	attacher__free(r->att);
+	gaptrace_bpf__destroy(r->skel);
+	syms_cache__free(r->syms);
+	unwinder__free(r->unw);
+	fp_audit__free(r->fpa);
+	fpless__free(r->fpless);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	record_sink__fini(&r->sink);
+	probe_table__free(&r->o->probes);
+	free(r->procs);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = {};
+	struct recorder r = {.o = &o, .pidfd = -1, .go_fd = -1, .status_fd = -1};
+	int ret = GT_EXIT_FAIL;
+
+	if (record__parse_opts(argc, argv, &o)) {
+		probe_table__free(&o.probes);
+		return GT_EXIT_USAGE;
+	}
+	if (!record__start(&r, argc, argv))
+		ret = record__finish(&r, record__run(&r));
+	record__cleanup(&r);
 	return ret;
 }

@@ -2,7 +2,7 @@
 /*
  * record_meta.c: what a capture says about its recording: the HEADER keys,
  * the COUNTERS and END blocks (losses, BPF and dwarf counters, why it
- * stopped), and the recorder's own CPU cost printed at the end.
+ * stopped), the live status line and the recorder's own CPU cost printed at the end.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -22,7 +22,9 @@
 #include "record/record_priv.h"
 #include "record/unwind.h"
 #include "support/procfs.h"
+#include "support/term.h"
 #include "support/util.h"
+#include "symbols/bounds.h"
 #include "symbols/elf.h"
 
 /* len bytes as lowercase hex in out (2 * len + 1 bytes). */
@@ -169,9 +171,11 @@ static const struct stat_key dwarf_keys[] = {
 static void kv_stats(struct capture_buf *kv, const struct recorder *r, const struct stat_key *keys,
 		     size_t n)
 {
+	/* Less stats_base: a monitor segment counts only its own losses. */
 	for (size_t i = 0; i < n; i++)
-		capture_buf__kv(kv, keys[i].key, "%llu",
-				(unsigned long long)r->stats[keys[i].stat]);
+		capture_buf__kv(
+		    kv, keys[i].key, "%llu",
+		    (unsigned long long)(r->stats[keys[i].stat] - r->stats_base[keys[i].stat]));
 }
 
 void record__write_counters(struct recorder *r, uint32_t type)
@@ -180,7 +184,8 @@ void record__write_counters(struct recorder *r, uint32_t type)
 	char buf[2048];
 
 	kv_stats(&kv, r, ringbuf_keys, GT_ARRAY_SIZE(ringbuf_keys));
-	capture_buf__kv(&kv, "lost.prog_misses", "%llu", (unsigned long long)r->misses);
+	capture_buf__kv(&kv, "lost.prog_misses", "%llu",
+			(unsigned long long)(r->misses - r->misses_base));
 	kv_stats(&kv, r, bpf_keys, GT_ARRAY_SIZE(bpf_keys));
 	if (r->unw) {
 		struct unwind_stats us;
@@ -197,10 +202,16 @@ void record__write_counters(struct recorder *r, uint32_t type)
 			capture_buf__kv(&kv, "dwarf.cfi_rate_min", "%u", r->cfi_limit_min * 10);
 		capture_buf__kv(&kv, "dwarf.unwind_cpu_ns", "%llu", (unsigned long long)us.cpu_ns);
 	}
+	/* The symbolizer's cuts (bounds.h), when a traced program's files went past a cap. */
+	for (int k = 0; k < BOUND_NKINDS; k++)
+		if (bound__count(k))
+			capture_buf__kv(&kv, bound__key(k), "%llu",
+					(unsigned long long)bound__count(k));
 	capture_buf__kv(&kv, "stacks.resent", "%llu", (unsigned long long)r->sink.stacks_resent);
 	capture_buf__kv(&kv, "stacks.unresolved", "%llu",
 			(unsigned long long)r->sink.stacks_unresolved);
-	capture_buf__kv(&kv, "records", "%llu", (unsigned long long)r->sink.events);
+	capture_buf__kv(&kv, "records", "%llu",
+			(unsigned long long)(r->sink.events - r->events_base));
 	capture_buf__kv(&kv, "usdt_links", "%u", attacher__usdt_links(r->att));
 	capture_buf__kv(&kv, "uprobe_links", "%u", attacher__uprobe_links(r->att));
 	capture_buf__kv(&kv, "sample_events", "%u", attacher__sample_events(r->att));

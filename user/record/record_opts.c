@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmds.h"
 #include "gaptrace.h"
 #include "record/record_priv.h"
+#include "support/cli.h"
 #include "support/util.h"
 
 #define DWARF_SAMPLE_BYTES 4096 /* snapshot per CPU sample with --dwarf-samples */
@@ -35,12 +37,13 @@ static void usage(FILE *f)
 		"\n"
 		"Options:\n"
 		"  -o, --output FILE       capture file (default gaptrace.gtcap; an existing\n"
-		"                          file is kept as FILE.old)\n"
-		"  -d, --duration DUR      stop after DUR (e.g. 30s, 2m)\n"
+		"                          file is kept as FILE.old; not '-': a capture is\n"
+		"                          binary and a traced command shares stdout)\n"
+		"  -d, --duration DUR      stop after DUR (e.g. 30s, 2m; 1ms to 168h)\n"
 		"  -F, --freq HZ           CPU sample frequency while a traced thread runs\n"
 		"                          (default 4000: every 250us, splits millisecond\n"
 		"                          gaps; at most 10000; 0 = off)\n"
-		"      --sample-period DUR the same as a period (e.g. 250us, at least 100us;\n"
+		"      --sample-period DUR the same as a period (e.g. 250us, 100us to 1s;\n"
 		"                          0 = off)\n"
 		"      --sampler cpu|thread\n"
 		"                          cpu (default): one cpu-clock event per CPU, kept\n"
@@ -64,7 +67,8 @@ static void usage(FILE *f)
 		"      --no-stacks         same as --stacks none\n"
 		"      --stack-bytes SIZE  stack copied per dwarf snapshot (default 8K, at most\n"
 		"                          16K); deeper frames are lost\n"
-		"      --dwarf-min DUR     unwind only off-CPU intervals this long (default 1ms)\n"
+		"      --dwarf-min DUR     unwind only off-CPU intervals this long (default 1ms,\n"
+		"                          at most 1h)\n"
 		"      --dwarf-samples     dwarf stacks for CPU samples too (4K snapshot each)\n"
 		"      --cfi-samples SIZE|off\n"
 		"                          CPU samples whose user ip lies in code without\n"
@@ -99,7 +103,6 @@ static void usage(FILE *f)
 		"                          followed from it have exited\n"
 		"      --ringbuf-size SIZE BPF ring buffer size (power of 2; default 64M when\n"
 		"                          the CUPTI library may be used, else 16M)\n"
-		"      --min-gap DUR       gap threshold for the live gap count (default 1ms)\n"
 		"      --gpu auto|inject|uprobe|none\n"
 		"                          GPU activity source (default auto): inject = the\n"
 		"                          CUPTI library (launch: CUDA_INJECTION64_PATH; -p:\n"
@@ -118,31 +121,34 @@ static void usage(FILE *f)
 		"      --summary-json FILE the closing summary (capture, records, lost, GPU\n"
 		"                          operations, the command's exit status) as JSON in\n"
 		"                          FILE (- for stdout); schema gaptrace.record-summary/1\n"
-		"  -v, --verbose           more detail (twice: libbpf debug output)\n"
-		"  -h, --help              this help\n"
-		"\n"
-		"Exit status: a launched COMMAND's own status when it exited (128 + N when\n"
-		"signal N killed it, as a shell reports it); 0 when -p was used or the\n"
-		"recording stopped (-d, Ctrl-C) before COMMAND ended; 1 when gaptrace itself\n"
-		"failed, 2 for bad usage.\n"
-		"\n"
-		"Environment:\n"
-		"  GAPTRACE_DEBUGINFO_PATH where separate debug info is looked for (build-id\n"
-		"                          trees, .gnu_debuglink files), in elfutils'\n"
-		"                          debuginfo_path syntax (default\n"
-		"                          \":.debug:/usr/lib/debug\"); \"none\": nowhere.\n"
-		"                          MiniDebugInfo (.gnu_debugdata) is read either way\n"
-		"  DEBUGINFOD_URLS         debuginfod servers asked for missing debug info\n"
-		"                          (network: the first resolution waits for them)\n"
-		"  GAPTRACE_CUPTI_LIB      libgaptrace-cupti.so to use (like --cupti-lib)\n"
-		"\n"
-		"Needs root (CAP_BPF + CAP_PERFMON).  Example:\n"
-		"  sudo gaptrace record -p $(pidof prover) -d 60s -o prover.gtcap\n"
-		"  gaptrace report prover.gtcap\n");
+		"  -v, --verbose           more detail (twice: libbpf debug output)\n");
+	gt_help_opt(f, 26, GT_HELP_MIN_GAP);
+	fputs("                          (for the live gap count; report has its own)\n", f);
+	gt_help_opt(f, 26, GT_HELP_COLOR);
+	gt_help_opt(f, 26, GT_HELP_HELP);
+	fprintf(f, "\n" GT_HELP_DUR "\n"
+		   "Exit status: a launched COMMAND's own status when it exited (128 + N when\n"
+		   "signal N killed it, as a shell reports it); 0 when -p was used or the\n"
+		   "recording stopped (-d, Ctrl-C) before COMMAND ended; 1 when gaptrace itself\n"
+		   "failed, 2 for bad usage.\n"
+		   "\n"
+		   "Environment:\n"
+		   "  GAPTRACE_DEBUGINFO_PATH where separate debug info is looked for (build-id\n"
+		   "                          trees, .gnu_debuglink files), in elfutils'\n"
+		   "                          debuginfo_path syntax (default\n"
+		   "                          \":.debug:/usr/lib/debug\"); \"none\": nowhere.\n"
+		   "                          MiniDebugInfo (.gnu_debugdata) is read either way\n"
+		   "  DEBUGINFOD_URLS         debuginfod servers asked for missing debug info\n"
+		   "                          (network: the first resolution waits for them)\n"
+		   "  GAPTRACE_CUPTI_LIB      libgaptrace-cupti.so to use (like --cupti-lib)\n"
+		   "\n"
+		   "Needs root (CAP_BPF + CAP_PERFMON).  Example:\n"
+		   "  sudo gaptrace record -p $(pidof prover) -d 60s -o prover.gtcap\n"
+		   "  gaptrace report prover.gtcap\n");
 }
 
 enum {
-	OPT_PROBE = 256,
+	OPT_PROBE = GT_OPT_LONG,
 	OPT_UNIT,
 	OPT_NO_DEFAULT,
 	OPT_NO_STACKS,
@@ -155,7 +161,6 @@ enum {
 	OPT_CFI_RATE,
 	OPT_NO_FOLLOW,
 	OPT_RINGBUF,
-	OPT_MIN_GAP,
 	OPT_ATTACH,
 	OPT_GPU,
 	OPT_CUPTI_LIB,
@@ -166,39 +171,41 @@ enum {
 	OPT_SUMMARY_JSON,
 };
 
+const struct option record_options[] = {
+    {"summary-json", required_argument, NULL, OPT_SUMMARY_JSON},
+    {"pid", required_argument, NULL, 'p'},
+    {"output", required_argument, NULL, 'o'},
+    {"duration", required_argument, NULL, 'd'},
+    {"freq", required_argument, NULL, 'F'},
+    {"sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD},
+    {"sampler", required_argument, NULL, OPT_SAMPLER},
+    {"probe", required_argument, NULL, OPT_PROBE},
+    {"unit", required_argument, NULL, OPT_UNIT},
+    {"no-default-probes", no_argument, NULL, OPT_NO_DEFAULT},
+    {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
+    {"stacks", required_argument, NULL, OPT_STACKS},
+    {"stack-bytes", required_argument, NULL, OPT_STACK_BYTES},
+    {"dwarf-min", required_argument, NULL, OPT_DWARF_MIN},
+    {"dwarf-samples", no_argument, NULL, OPT_DWARF_SAMPLES},
+    {"cfi-samples", required_argument, NULL, OPT_CFI_SAMPLES},
+    {"cfi-objects", required_argument, NULL, OPT_CFI_OBJECTS},
+    {"cfi-rate", required_argument, NULL, OPT_CFI_RATE},
+    {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+    {"ringbuf-size", required_argument, NULL, OPT_RINGBUF},
+    GT_LONGOPT_MIN_GAP,
+    {"attach", required_argument, NULL, OPT_ATTACH},
+    {"gpu", required_argument, NULL, OPT_GPU},
+    {"cupti-lib", required_argument, NULL, OPT_CUPTI_LIB},
+    {"progress", no_argument, NULL, OPT_PROGRESS},
+    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    GT_LONGOPT_COLOR,
+    GT_LONGOPT_VERBOSE,
+    GT_LONGOPT_HELP,
+    {},
+};
+
 int record__parse_opts(int argc, char **argv, struct record_opts *o)
 {
-	static const struct option longopts[] = {
-	    {"pid", required_argument, NULL, 'p'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"freq", required_argument, NULL, 'F'},
-	    {"sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD},
-	    {"sampler", required_argument, NULL, OPT_SAMPLER},
-	    {"probe", required_argument, NULL, OPT_PROBE},
-	    {"unit", required_argument, NULL, OPT_UNIT},
-	    {"no-default-probes", no_argument, NULL, OPT_NO_DEFAULT},
-	    {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
-	    {"stacks", required_argument, NULL, OPT_STACKS},
-	    {"stack-bytes", required_argument, NULL, OPT_STACK_BYTES},
-	    {"dwarf-min", required_argument, NULL, OPT_DWARF_MIN},
-	    {"dwarf-samples", no_argument, NULL, OPT_DWARF_SAMPLES},
-	    {"cfi-samples", required_argument, NULL, OPT_CFI_SAMPLES},
-	    {"cfi-objects", required_argument, NULL, OPT_CFI_OBJECTS},
-	    {"cfi-rate", required_argument, NULL, OPT_CFI_RATE},
-	    {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
-	    {"ringbuf-size", required_argument, NULL, OPT_RINGBUF},
-	    {"min-gap", required_argument, NULL, OPT_MIN_GAP},
-	    {"attach", required_argument, NULL, OPT_ATTACH},
-	    {"gpu", required_argument, NULL, OPT_GPU},
-	    {"cupti-lib", required_argument, NULL, OPT_CUPTI_LIB},
-	    {"progress", no_argument, NULL, OPT_PROGRESS},
-	    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
-	    {"summary-json", required_argument, NULL, OPT_SUMMARY_JSON},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {},
-	};
 	static const char *const samplers[] = {"cpu", "thread", NULL};
 	static const char *const stacks[] = {"fp", "dwarf", "none", NULL};
 	static const char *const cfi_objects[] = {"system", "all", NULL};
@@ -211,7 +218,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	o->sample_period_ns = 250 * NSEC_PER_USEC;
 	o->cpu_samplers = true;
 	o->ringbuf_bytes = 0; /* auto: 64M when CUPTI may be used, else 16M */
-	o->min_gap_ns = NSEC_PER_MSEC;
+	o->min_gap_ns = GT_MIN_GAP_DEFAULT_NS;
 	o->stacks = true;
 	o->stack_bytes = 8192;
 	o->dwarf_min_ns = NSEC_PER_MSEC;
@@ -221,7 +228,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	o->follow_children = true;
 	o->progress = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:o:d:F:vh", longopts, NULL)) != -1) {
+	while ((c = gt_getopt(argc, argv, record_options, true)) != -1) {
 		uint64_t num;
 
 		switch (c) {
@@ -234,13 +241,19 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 			o->pid = (pid_t)num;
 			break;
 		case 'o':
+			/* report -o - is stdout; a capture there would mix with the
+			 * traced command's own output, and a terminal cannot take it. */
+			if (!strcmp(optarg, "-")) {
+				gt_err("record cannot write its capture to stdout ('-o -'): give a "
+				       "file name, e.g. -o run.gtcap (./- for a file named '-')");
+				return -1;
+			}
 			o->output = optarg;
 			break;
 		case 'd':
-			if (gt_parse_duration(optarg, &o->duration_ns) || !o->duration_ns) {
-				gt_err("bad --duration '%s': use e.g. 10s, 500ms, 2m", optarg);
+			if (gt_opt_duration("--duration", optarg, NSEC_PER_MSEC,
+					    7 * 24 * 3600 * NSEC_PER_SEC, &o->duration_ns))
 				return -1;
-			}
 			break;
 		case 'F':
 			/* Hz, as perf and bcc read -F; 10 kHz is the 100us period bound. */
@@ -253,9 +266,11 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 			o->sample_period_ns = num ? NSEC_PER_SEC / num : 0;
 			break;
 		case OPT_SAMPLE_PERIOD:
-			if (gt_parse_duration(optarg, &o->sample_period_ns) ||
-			    (o->sample_period_ns && o->sample_period_ns < 100 * NSEC_PER_USEC)) {
-				gt_err("bad --sample-period '%s': use 0 (off) or at least 100us, "
+			if (gt_opt_duration("--sample-period", optarg, 0, NSEC_PER_SEC,
+					    &o->sample_period_ns))
+				return -1;
+			if (o->sample_period_ns && o->sample_period_ns < 100 * NSEC_PER_USEC) {
+				gt_err("bad --sample-period '%s': use 0 (off) or 100us to 1s, "
 				       "e.g. 1ms",
 				       optarg);
 				return -1;
@@ -308,10 +323,9 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		}
 		case OPT_DWARF_MIN:
-			if (gt_parse_duration(optarg, &o->dwarf_min_ns)) {
-				gt_err("bad --dwarf-min '%s': use e.g. 1ms, 200us", optarg);
+			if (gt_opt_duration("--dwarf-min", optarg, 0, 3600 * NSEC_PER_SEC,
+					    &o->dwarf_min_ns))
 				return -1;
-			}
 			break;
 		case OPT_DWARF_SAMPLES:
 			o->dwarf_sample_bytes = DWARF_SAMPLE_BYTES;
@@ -362,11 +376,9 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			}
 			break;
-		case OPT_MIN_GAP:
-			if (gt_parse_duration(optarg, &o->min_gap_ns)) {
-				gt_err("bad --min-gap '%s': use e.g. 1ms", optarg);
+		case 'm':
+			if (gt_opt_min_gap(optarg, &o->min_gap_ns))
 				return -1;
-			}
 			break;
 		case OPT_GPU:
 			if (gpu_mode_parse(optarg, &o->gpu.mode)) {

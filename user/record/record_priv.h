@@ -12,6 +12,7 @@
 #ifndef GT_RECORD_PRIV_H
 #define GT_RECORD_PRIV_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -97,7 +98,32 @@ struct recorder {
 	uint64_t unw_cpu_ns;	/* unwinding CPU time at the last stats poll */
 	uint32_t cfi_limit_min; /* the lowest per-window budget the recorder set (0: never cut) */
 	bool cfi_adapting;	/* past the first stats poll (record_meta.c: cfi_adapt) */
+	int status_fd;		/* launch mode: the child's exec status, until released */
+	char exe_buf[PATH_MAX]; /* launch mode: the resolved command (exe) */
+	uint64_t rb_bytes;	/* bytes read from the ring buffer */
+	/*
+	 * Called once per run-loop round (record_seg.c, for the monitor): true
+	 * stops the loop.  NULL for `gaptrace record`.
+	 */
+	bool (*tick)(struct recorder *r, uint64_t now, void *ctx);
+	void *tick_ctx;
+	/* Counters at the current segment's start (record_seg.c; 0 for `record`). */
+	uint64_t stats_base[GT_STAT_MAX];
+	uint64_t misses_base, events_base;
 };
+
+/*
+ * record.c: cmd_record's steps, shared with record_seg.c.  start: 0 or -1
+ * after a one-line error; run: the run loop (0 or -errno); finish: the stop
+ * and the capture's last blocks, the exit code; cleanup: frees everything
+ * start made, after any failure.
+ */
+int record__start(struct recorder *r, int argc, char **argv);
+int record__run(struct recorder *r);
+int record__finish(struct recorder *r, int e);
+void record__cleanup(struct recorder *r);
+/* Reads the ring buffer until it is empty. */
+void record__drain_all(struct recorder *r);
 
 /* record_opts.c: parses argv into o (defaults first): 0 or -1 after a one-line error. */
 int record__parse_opts(int argc, char **argv, struct record_opts *o);

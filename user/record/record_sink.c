@@ -78,6 +78,45 @@ static void note_symbol(struct record_sink *s, uint32_t pid, uint64_t ip, uint16
 		note_inlines(s, pid, ip, i > 0);
 }
 
+/* cfg.segments: a new stack's frames, kept for the segments after this one. */
+static void keep_stack(struct record_sink *s, int32_t id, uint32_t pid, bool kernel,
+		       const uint64_t *ips, uint16_t nr)
+{
+	gt_grow((void **)&s->kept_ips, &s->kept_ips_cap, s->nkept_ips + nr, sizeof(*s->kept_ips));
+	s->kept_ips[s->nkept_ips] = (uint64_t)pid | (uint64_t)kernel << 32;
+	memcpy(s->kept_ips + s->nkept_ips + 1, ips, nr * sizeof(*ips));
+	u64map_put(&s->kept, (uint32_t)id, (uint64_t)s->nkept_ips << 16 | nr);
+	u64map_add(&s->seg_stacks, (uint32_t)id, 0);
+	s->nkept_ips += (size_t)nr + 1;
+}
+
+/* cfg.segments: writes capture stack id into this segment if it is not there yet. */
+static void segment_stack(struct record_sink *s, uint32_t id)
+{
+	uint64_t v, *p;
+	uint16_t nr;
+	uint32_t pid;
+
+	if (!s->cfg.segments || !u64map_add(&s->seg_stacks, id, 0) || !u64map_get(&s->kept, id, &v))
+		return;
+	p = s->kept_ips + (v >> 16);
+	nr = (uint16_t)(v & 0xffff);
+	pid = (uint32_t)p[0];
+	capture_buf__stack(&s->stacks_buf, (int32_t)id, pid, p[0] >> 32, p + 1, nr);
+	for (uint16_t i = 0; i < nr; i++)
+		note_symbol(s, pid, p[1 + i], i);
+}
+
+void record_sink__segment(struct record_sink *s, struct capture_writer *w, const char *path)
+{
+	s->cfg.w = w;
+	s->cfg.path = path;
+	u64map_clear(&s->seg_stacks);
+	u64map_clear(&s->sym_keys);
+	u64map_clear(&s->inl_keys);
+	u64map_clear(&s->wakers);
+}
+
 /*
  * A stack id's frames (GT_REC_STACK), sent by the kernel when it made the
  * id, ahead of every record that carries it.  The first id for some frames
@@ -123,6 +162,8 @@ static void note_bpf_stack(struct record_sink *s, const struct gt_stack *st, siz
 	capture_buf__stack(&s->stacks_buf, st->id, pid, kernel, (const uint64_t *)st->ips, nr);
 	for (uint16_t i = 0; i < nr; i++)
 		note_symbol(s, pid, st->ips[i], i);
+	if (s->cfg.segments)
+		keep_stack(s, st->id, pid, kernel, (const uint64_t *)st->ips, nr);
 }
 
 int32_t record_sink__stack_id(struct record_sink *s, int32_t id)
@@ -132,8 +173,10 @@ int32_t record_sink__stack_id(struct record_sink *s, int32_t id)
 	/* None, or a DWARF stack (written when its snapshot was unwound). */
 	if (id < 0 || id >= GT_STACK_DWARF_BASE)
 		return id;
-	if (u64map_get(&s->stack_ids, (uint32_t)id, &cap))
+	if (u64map_get(&s->stack_ids, (uint32_t)id, &cap)) {
+		segment_stack(s, (uint32_t)cap);
 		return (int32_t)cap;
+	}
 	/* The kernel sends the frames before the id can be used: not expected. */
 	s->stacks_unresolved++;
 	return -1;
@@ -519,4 +562,7 @@ void record_sink__fini(struct record_sink *s)
 	u64map_free(&s->wakers);
 	u64map_free(&s->walks);
 	free(s->walk_ips);
+	u64map_free(&s->kept);
+	u64map_free(&s->seg_stacks);
+	free(s->kept_ips);
 }

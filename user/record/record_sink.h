@@ -64,6 +64,11 @@ struct record_sink_cfg {
 	uint64_t min_gap_ns;	  /* gap threshold of the live gap count */
 	struct unwinder *unw;	  /* --stacks dwarf, else NULL */
 	struct fp_audit *fpa;	  /* --stacks fp, else NULL */
+	/*
+	 * The monitor's segments: keep every stack's frames so that each
+	 * segment (record_sink__segment) writes again the stacks it uses.
+	 */
+	bool segments;
 };
 
 /*
@@ -103,6 +108,11 @@ struct record_sink {
 	uint64_t stacks_resent;	    /* BPF ids made again for frames already written */
 	uint64_t stacks_unresolved; /* BPF ids used with no frames seen (written as -1) */
 	int write_err;		    /* first write error (-errno), 0 none */
+	/* cfg.segments: capture stack id -> offset << 16 | nr in kept_ips (pid word first) */
+	struct u64map kept;
+	uint64_t *kept_ips;
+	size_t nkept_ips, kept_ips_cap;
+	struct u64map seg_stacks; /* set: stacks written into the current segment */
 };
 
 void record_sink__init(struct record_sink *s, const struct record_sink_cfg *cfg);
@@ -134,6 +144,12 @@ int record_sink__flush(struct record_sink *s);
  * last record, before the last flush) into the pending INLINES entries.
  */
 void record_sink__finish(struct record_sink *s);
+/*
+ * Continues into another capture writer w (named path), the old one flushed
+ * and closed by the caller: stacks, symbols and wakers are written again
+ * there as records use them (needs cfg.segments), so it reads alone.
+ */
+void record_sink__segment(struct record_sink *s, struct capture_writer *w, const char *path);
 /* Frees the sink's buffers (safe on a zeroed sink); the writer stays open. */
 void record_sink__fini(struct record_sink *s);
 

@@ -17,6 +17,7 @@
 #include "record/record_priv.h"
 #include "support/json.h"
 #include "support/outfile.h"
+#include "support/term.h"
 #include "support/util.h"
 
 static void fmt_rate(double rate, char *buf, size_t len)
@@ -41,6 +42,7 @@ void record__progress(struct recorder *r, uint64_t now, bool final)
 	double dt = (double)(now - r->last_progress_ns) / 1e9;
 	uint64_t n = r->sink.events - r->events_at_progress;
 	uint64_t lost = r->stats[GT_STAT_RB_LOST];
+	bool red = lost && term__color(stderr);
 
 	if (final)
 		fmt_rate(secs > 0 ? (double)r->sink.events / secs : 0, ev, sizeof(ev));
@@ -53,7 +55,7 @@ void record__progress(struct recorder *r, uint64_t now, bool final)
 	else
 		snprintf(gpu, sizeof(gpu), "no GPU ops yet");
 	fprintf(stderr, "\r\033[K[gaptrace] pid %d  %.1f s  %s ev/s  lost %s%llu%s  %s  %s", r->pid,
-		secs, ev, lost ? "\033[1;31m" : "", (unsigned long long)lost, lost ? "\033[0m" : "",
+		secs, ev, red ? "\033[1;31m" : "", (unsigned long long)lost, red ? "\033[0m" : "",
 		gpu, gt_fmt_bytes(capture_writer__bytes(r->w), size, sizeof(size)));
 	if (final)
 		fputc('\n', stderr);

@@ -21,8 +21,12 @@
 #include "gaptrace.h"
 #include "record/unwind.h"
 #include "support/procfs.h"
-#include "symbols/dwmod.h"
+#include "support/safeopen.h"
 #include "support/util.h"
+#include "symbols/bounds.h"
+#include "symbols/debugfind.h"
+#include "symbols/dwmod.h"
+#include "symbols/zelf.h"
 
 #define MAX_PROCS      64		     /* processes with a live Dwfl (LRU beyond) */
 #define REREPORT_NS    (100 * NSEC_PER_MSEC) /* at most this often per process */
@@ -71,47 +75,96 @@ struct unwinder {
  */
 static uint32_t cur_pid;
 
-/* Objects through /proc/PID/root, so a target in another mount namespace works. */
+/*
+ * The objects dwfl_linux_proc_report names (maps texts) through safeopen:
+ * the mapping itself (map_files: deleted files, escaped names, other mount
+ * namespaces), never the text opened by name as root.  Only what has no
+ * path ([vdso]) is left to dwfl, which reads it from the process's memory.
+ */
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
 		    char **file_name, Elf **elfp)
 {
-	char path[PATH_MAX];
-	struct stat st;
 	int fd;
 
-	if (name[0] == '/' && cur_pid &&
-	    procfs_root_path(path, sizeof(path), (pid_t)cur_pid, name) && !stat(path, &st) &&
-	    S_ISREG(st.st_mode)) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			*file_name = strdup(path);
-			return fd;
-		}
-	}
-	return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	if (name[0] != '/')
+		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	if (!cur_pid)
+		return -1;
+	fd = safeopen_mapped_name((pid_t)cur_pid, name, NULL);
+	if (fd < 0)
+		return -1;
+	*file_name = strdup(name);
+	return fd;
 }
 
 /*
  * GAPTRACE_DEBUGINFO_PATH=none: no separate debug files, only the CFI the
  * mapped objects carry (.eh_frame), as on a machine without debug packages.
- * Any other value is dwfl's search path, as for symbols (syms.c).
+ * Any other value is the search path, as for symbols (debugfind.h: the
+ * same search, never dwfl's, which opens the target's files as root).
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	const char *env = getenv(DWMOD_PATH_ENV);
+	struct debugfind_req r = {};
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len, fd;
 
 	if (env && !strcmp(env, "none"))
 		return -1;
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	r.pid = (pid_t)cur_pid;
+	r.name = modname;
+	r.build_id = len > 0 ? bits : NULL;
+	r.build_id_len = len > 0 ? (size_t)len : 0;
+	r.link = debuglink_file;
+	r.crc = debuglink_crc;
+	r.path = env;
+	fd = debugfind__open(&r, debuginfo_file_name);
+	return fd >= 0 ? fd : -1;
+}
+
+/*
+ * An object or debug file whose compressed DWARF would inflate past the
+ * symbolizer's caps (bounds.h) is refused: libdw inflates it whole when
+ * the CFI search reaches .debug_frame.  Unwinding stops at its frames.
+ */
+static int refuse_big_dwarf(int fd, char **file_name, const char *name)
+{
+	if (fd < 0 || zelf__fd_dwarf_fits(fd))
+		return fd;
+	bound__cut(BOUND_ZDWARF, name);
+	close(fd);
+	/* dwfl opens the name it is given when the descriptor is refused. */
+	free(*file_name);
+	*file_name = NULL;
+	return -1;
+}
+
+static int find_elf_bounded(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+			    char **file_name, Elf **elfp)
+{
+	return refuse_big_dwarf(find_elf(mod, userdata, name, base, file_name, elfp), file_name,
+				name);
+}
+
+static int find_debuginfo_bounded(Dwfl_Module *mod, void **userdata, const char *modname,
+				  Dwarf_Addr base, const char *file_name,
+				  const char *debuglink_file, GElf_Word debuglink_crc,
+				  char **debuginfo_file_name)
+{
+	return refuse_big_dwarf(find_debuginfo(mod, userdata, modname, base, file_name,
+					       debuglink_file, debuglink_crc, debuginfo_file_name),
+				debuginfo_file_name, modname);
 }
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks proc_callbacks = {
-    .find_elf = find_elf,
-    .find_debuginfo = find_debuginfo,
+    .find_elf = find_elf_bounded,
+    .find_debuginfo = find_debuginfo_bounded,
     .debuginfo_path = &debuginfo_path,
 };
 
@@ -492,21 +545,20 @@ static int elf_fp_scan(Elf *elf, unsigned *checked, unsigned *with_fp)
 	return *with_fp * 100 >= *checked * FP_MIN_PERCENT;
 }
 
-int unwind_elf_frame_pointers(const char *path, unsigned *checked, unsigned *with_fp)
+int unwind_elf_frame_pointers_fd(int fd, unsigned *checked, unsigned *with_fp)
 {
 	unsigned c = 0, f = 0;
-	Elf *elf;
-	int fd, ret;
+	Elf *elf = NULL;
+	int ret;
 
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF)
-		ret = -ENOEXEC;
-	else
-		ret = elf_fp_scan(elf, &c, &f);
+		return fd;
+	elf_version(EV_CURRENT);
+	ret = safeopen_check_fd(fd, NULL);
+	if (!ret) {
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		ret = elf && elf_kind(elf) == ELF_K_ELF ? elf_fp_scan(elf, &c, &f) : -ENOEXEC;
+	}
 	elf_end(elf);
 	close(fd);
 	if (checked)
@@ -514,6 +566,11 @@ int unwind_elf_frame_pointers(const char *path, unsigned *checked, unsigned *wit
 	if (with_fp)
 		*with_fp = f;
 	return ret;
+}
+
+int unwind_elf_frame_pointers(const char *path, unsigned *checked, unsigned *with_fp)
+{
+	return unwind_elf_frame_pointers_fd(safeopen_trusted(path, NULL), checked, with_fp);
 }
 
 struct fp_object {
@@ -546,8 +603,9 @@ void fp_audit__free(struct fp_audit *a)
 
 void fp_audit__object(struct fp_audit *a, uint32_t pid, const char *path, bool main)
 {
-	char buf[PATH_MAX];
 	struct fp_object *o;
+	char exe[64];
+	int fd;
 
 	if (!path || path[0] != '/')
 		return;
@@ -562,12 +620,18 @@ void fp_audit__object(struct fp_audit *a, uint32_t pid, const char *path, bool m
 	memset(o, 0, sizeof(*o));
 	o->path = gt_xstrdup(path);
 	o->main = main;
-	/* Checked now, while the process (and its mount namespace) is there. */
-	procfs_root_path(buf, sizeof(buf), (pid_t)pid, path);
-	o->fp = unwind_elf_frame_pointers(buf, &o->checked, &o->with_fp);
-	if (o->fp == -ENOENT)
-		o->fp = unwind_elf_frame_pointers(path, &o->checked, &o->with_fp);
-	gt_dbg("frame pointers in %s: %u of %u functions set up %%rbp", path, o->with_fp,
+	/*
+	 * Checked now, while the process (and its mount namespace) is there,
+	 * through its mapping (a deleted program's old name may be a FIFO the
+	 * target made since); a command not yet exec'd by its name, with its
+	 * rights; a running program whose name maps cannot show (a newline in
+	 * it) through the kernel's link to its executable.
+	 */
+	fd = safeopen_mapped_name((pid_t)pid, path, NULL);
+	if (fd < 0 && main && procfs_path(exe, sizeof(exe), (pid_t)pid, 0, "exe"))
+		fd = safeopen_trusted(exe, NULL);
+	o->fp = unwind_elf_frame_pointers_fd(fd, &o->checked, &o->with_fp);
+	gt_dbg("frame pointers in %s: %u of %u functions set up %%rbp", gt_clean(path), o->with_fp,
 	       o->checked);
 }
 

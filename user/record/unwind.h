@@ -68,6 +68,8 @@ void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
  * -ENOTSUP: not x86-64).  The counts go to checked and with_fp (either may be NULL).
  */
 int unwind_elf_frame_pointers(const char *path, unsigned *checked, unsigned *with_fp);
+/* The same on an open file (fd: consumed; a negative errno passes through). */
+int unwind_elf_frame_pointers_fd(int fd, unsigned *checked, unsigned *with_fp);
 
 /* Whether a mapped path lies in the system library folders (/lib, /usr/lib, ...). */
 bool unwind_system_object(const char *path);

@@ -91,28 +91,6 @@ bool procfs_path_is_deleted(const char *path)
 	return len >= sizeof(suffix) - 1 && !strcmp(path + len - (sizeof(suffix) - 1), suffix);
 }
 
-static bool stat_regular(const char *path, uint64_t inode, struct stat *st)
-{
-	return !stat(path, st) && S_ISREG(st->st_mode) && (!inode || st->st_ino == inode);
-}
-
-int procfs_mapped_path(pid_t pid, uint64_t start, uint64_t end, const char *path, uint64_t inode,
-		       char *buf, size_t len, struct stat *st)
-{
-	snprintf(buf, len, "/proc/%u/map_files/%llx-%llx", (unsigned)pid, (unsigned long long)start,
-		 (unsigned long long)end);
-	if (!stat(buf, st))
-		return S_ISREG(st->st_mode) ? 0 : -EINVAL;
-	if (path[0] != '/' || procfs_path_is_deleted(path))
-		return -ENOENT;
-	if ((size_t)snprintf(buf, len, "/proc/%u/root%s", (unsigned)pid, path) < len &&
-	    stat_regular(buf, inode, st))
-		return 0;
-	if ((size_t)snprintf(buf, len, "%s", path) < len && stat_regular(buf, inode, st))
-		return 0;
-	return -ENOENT;
-}
-
 /* ---- small files ---- */
 
 bool procfs_path(char *buf, size_t len, pid_t pid, pid_t tid, const char *name)

@@ -55,18 +55,12 @@ int procfs_maps_open_path(struct procfs_maps *it, const char *path);
 bool procfs_maps_next(struct procfs_maps *it, struct procfs_map *m);
 void procfs_maps_close(struct procfs_maps *it); /* safe on a zeroed or closed iterator */
 
-/* True if a maps path is a file deleted since it was mapped (" (deleted)" at its end). */
-bool procfs_path_is_deleted(const char *path);
-
 /*
- * Finds a path to the object behind a mapping of pid: map_files (deleted
- * files, other mount namespaces), then the process's root, then the path as
- * we see it; the fallbacks must show the mapped inode (0: any).  Device
- * mappings (GPU drivers) are refused: opening them has side effects.  Fills
- * buf and *st; returns 0, -EINVAL (not a regular file) or -ENOENT.
+ * True if a maps path is a file deleted since it was mapped (" (deleted)" at
+ * its end).  Such a text, or one with the kernel's escapes, is never opened
+ * by name: safeopen.h opens mapped objects.
  */
-int procfs_mapped_path(pid_t pid, uint64_t start, uint64_t end, const char *path, uint64_t inode,
-		       char *buf, size_t len, struct stat *st);
+bool procfs_path_is_deleted(const char *path);
 
 /* Formats /proc/PID[/task/TID]/NAME into buf; returns false if it does not fit. */
 bool procfs_path(char *buf, size_t len, pid_t pid, pid_t tid, const char *name);

@@ -127,7 +127,7 @@ int gt_parse_duration(const char *s, uint64_t *ns)
 	static const double scale[] = {1, 1e3, 1e6, 1e9, 60e9, 3600e9};
 	double v;
 
-	if (parse_scaled(s, units, scale, GT_ARRAY_SIZE(units), 0, &v) || v > 1e19)
+	if (parse_scaled(s, units, scale, GT_ARRAY_SIZE(units), 3, &v) || v > 1e19)
 		return -1;
 	*ns = (uint64_t)llround(v);
 	return 0;
@@ -333,40 +333,6 @@ int gt_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
-}
-
-int gt_opt_choice(const char *flag, const char *arg, const char *const names[])
-{
-	char hint[256];
-	size_t n = 0, len = 0;
-
-	for (; names[n]; n++)
-		if (!strcmp(arg, names[n]))
-			return (int)n;
-	hint[0] = '\0';
-	for (size_t i = 0; i < n && len < sizeof(hint); i++) {
-		const char *sep = i == n - 1 ? " or " : ", ";
-
-		len += (size_t)snprintf(hint + len, sizeof(hint) - len, "%s%s", i ? sep : "",
-					names[i]);
-	}
-	gt_err("bad %s '%s': use %s", flag, arg, hint);
-	return -1;
-}
-
-int gt_opt_common(int c, const char *cmd, void (*usage)(FILE *f))
-{
-	switch (c) {
-	case 'v':
-		gt_verbose++;
-		return GT_OPT_NEXT;
-	case 'h':
-		usage(stdout);
-		return GT_EXIT_OK;
-	default:
-		gt_err("bad option; see 'gaptrace %s --help'", cmd);
-		return GT_EXIT_USAGE;
-	}
 }
 
 const char *gt_fmt_bytes(uint64_t bytes, char *buf, size_t len)

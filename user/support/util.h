@@ -46,7 +46,8 @@ uint64_t gt_now_mono_ns(void);
 uint64_t gt_now_real_ns(void);
 
 /*
- * Parses a duration such as "1ms", "250us", "2.5s", "1500000" (ns), "3m".
+ * Parses a duration such as "1ms", "250us", "2.5s", "3m", "2" (a bare number
+ * is seconds, as bcc's tools and nsys read one).
  * Returns 0 and sets *ns, or -1 on bad input.
  */
 int gt_parse_duration(const char *s, uint64_t *ns);
@@ -88,24 +89,6 @@ const char *gt_clean(const char *s);
  * spaces, no trailing characters, no overflow. Returns 0 or -1.
  */
 int gt_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
-
-/*
- * Command-line helpers every command's option loop shares.
- *
- * gt_opt_choice returns the index of arg in names (NULL-ended), or -1 after
- * "bad FLAG 'ARG': use A, B or C".
- */
-int gt_opt_choice(const char *flag, const char *arg, const char *const names[]);
-
-/* What gt_opt_common returns when the option loop goes on. */
-#define GT_OPT_NEXT (-1)
-/*
- * The end of every command's option switch, for what getopt_long returned
- * (c): -v counts (GT_OPT_NEXT), -h prints usage on stdout (GT_EXIT_OK), any
- * other c is an option cmd does not take ("bad option; see 'gaptrace CMD
- * --help'", GT_EXIT_USAGE).
- */
-int gt_opt_common(int c, const char *cmd, void (*usage)(FILE *f));
 
 /* Reads a whole small file (procfs) into buf, NUL-terminated. Returns length or -errno. */
 long gt_read_file(const char *path, char *buf, size_t len);

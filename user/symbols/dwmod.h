@@ -2,8 +2,8 @@
 /*
  * dwmod.h: one ELF object seen through elfutils' libdwfl (dwmod.c): its
  * function symbols from the best source dwfl finds (the file's .symtab, its
- * separate debug file by build id or .gnu_debuglink, MiniDebugInfo, debuginfod
- * when DEBUGINFOD_URLS is set, else .dynsym) and the inline chain of an
+ * separate debug file by build id or .gnu_debuglink as debugfind.h finds it,
+ * MiniDebugInfo, else .dynsym) and the inline chain of an
  * address from DWARF.  Addresses are the object's own (ELF p_vaddr), so one
  * dwmod serves every process that maps the file.
  */
@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Most inlined calls reported for one address (deeper ones are cut, innermost kept). */
 #define DWMOD_MAX_INLINE 16
@@ -21,16 +22,20 @@ struct dwmod;
 
 /*
  * Opens the object read through fd (consumed, also on failure); name is its
- * path as the process maps it (debug-link lookups are made from it).
+ * path as process pid maps it: debug-link lookups are made from it, in
+ * pid's root with pid's credentials (read now; pid 0: no such lookups).
  * debuginfo_path: where separate debug info is looked for, in dwfl's
- * debuginfo_path syntax (":.debug:/usr/lib/debug"); NULL: dwfl's default;
- * "none": nowhere.  NULL when it is no ELF executable or shared object.
+ * debuginfo_path syntax (":.debug:/usr/lib/debug"); NULL: that default;
+ * "none": nowhere.  The search is debugfind's (debugfind.h).  NULL when it
+ * is no ELF executable or shared object.
  */
-struct dwmod *dwmod__open(const char *name, int fd, const char *debuginfo_path);
+struct dwmod *dwmod__open(pid_t pid, const char *name, int fd, const char *debuginfo_path);
 /* Same for an image in memory (the vDSO): copied. */
-struct dwmod *dwmod__open_mem(const char *name, const void *image, size_t len,
+struct dwmod *dwmod__open_mem(pid_t pid, const char *name, const void *image, size_t len,
 			      const char *debuginfo_path);
 void dwmod__free(struct dwmod *d); /* NULL-safe */
+/* Memory d holds of its own (symbol table, MiniDebugInfo), for the symbolizer's bounds. */
+size_t dwmod__bytes(const struct dwmod *d);
 
 /*
  * The function covering vaddr: its name ("@VERSION" cut) and *start, or

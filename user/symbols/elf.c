@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "support/safeopen.h"
 #include "support/util.h"
 #include "symbols/elf.h"
 
@@ -40,14 +41,16 @@ uint64_t elf__stat_mtime_ns(const struct stat *st)
 
 /* ---- ELF reading ---- */
 
-static int elf_handle__open_fd(struct elf_handle *h, int fd)
+static int elf_handle__take_fd(struct elf_handle *h, int fd)
 {
 	struct stat st;
+	int err;
 
 	h->fd = fd;
 	h->elf = NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		return -EINVAL;
+	err = safeopen_check_fd(fd, &st);
+	if (err)
+		return err;
 	h->size = (uint64_t)st.st_size;
 	h->elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!h->elf || elf_kind(h->elf) != ELF_K_ELF || gelf_getclass(h->elf) == ELFCLASSNONE)
@@ -65,21 +68,30 @@ void elf_handle__close(struct elf_handle *h)
 	h->fd = -1;
 }
 
-/* Returns 0, -errno if path cannot be opened, -ENOEXEC if it is no ELF file. */
-int elf_handle__open(struct elf_handle *h, const char *path)
+int elf_handle__open_fd(struct elf_handle *h, int fd)
 {
-	int fd, err;
+	int err;
 
 	elf__init();
 	h->fd = -1;
 	h->elf = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
-		return -errno;
-	err = elf_handle__open_fd(h, fd);
+		return fd;
+	err = elf_handle__take_fd(h, fd);
 	if (err)
 		elf_handle__close(h);
 	return err;
+}
+
+int elf_handle__open(struct elf_handle *h, const char *path)
+{
+	return elf_handle__open_fd(h, safeopen_trusted(path, NULL));
+}
+
+int elf_handle__open_mapped(struct elf_handle *h, pid_t pid, uint64_t start, uint64_t end,
+			    const char *path, uint64_t inode, struct stat *st)
+{
+	return elf_handle__open_fd(h, safeopen_mapped(pid, start, end, path, inode, st));
 }
 
 /*
@@ -232,21 +244,6 @@ int elf__build_id(Elf *elf, uint64_t fsize, uint8_t *buf, size_t len)
 		return -ENOSPC;
 	memcpy(buf, id, (size_t)n);
 	return (int)n;
-}
-
-/* Opens what procfs_mapped_path found, checking it is still the file that was stat'ed. */
-int elf_handle__open_checked(struct elf_handle *h, const char *path, const struct stat *st)
-{
-	struct stat fst;
-	int err = elf_handle__open(h, path);
-
-	if (err)
-		return err;
-	if (fstat(h->fd, &fst) || fst.st_ino != st->st_ino || fst.st_dev != st->st_dev) {
-		elf_handle__close(h);
-		return -ESTALE;
-	}
-	return 0;
 }
 
 /* ---- public: ELF queries on a file ---- */

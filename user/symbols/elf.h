@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 /* Hard caps: every input here comes from a traced process. */
 #define MAX_PHDRS    4096u
@@ -32,10 +33,18 @@ void elf__init(void);
 /* st_mtim in ns: with dev, inode and size, the identity of a file version. */
 uint64_t elf__stat_mtime_ns(const struct stat *st);
 
-/* Returns 0, -errno if path cannot be opened, -ENOEXEC if it is no ELF file. */
+/*
+ * Opening returns 0, -errno if the file cannot be opened (or is no regular
+ * file: safeopen.h), -ENOEXEC if it is no ELF file.  The handle is closed
+ * on failure.
+ */
+/* Takes fd (an fd or -errno from safeopen: consumed either way). */
+int elf_handle__open_fd(struct elf_handle *h, int fd);
+/* A path the recorder chose or that names a mapped object (/proc/PID/map_files/..., /proc/PID/root/...). */
 int elf_handle__open(struct elf_handle *h, const char *path);
-/* Opens what procfs_mapped_path found, checking it is still the file that was stat'ed. */
-int elf_handle__open_checked(struct elf_handle *h, const char *path, const struct stat *st);
+/* The object behind a mapping of pid, through safeopen_mapped; *st is filled (may be NULL). */
+int elf_handle__open_mapped(struct elf_handle *h, pid_t pid, uint64_t start, uint64_t end,
+			    const char *path, uint64_t inode, struct stat *st);
 void elf_handle__close(struct elf_handle *h);
 
 /*

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "support/procfs.h"
+#include "support/safeopen.h"
 #include "support/u64map.h"
 #include "support/util.h"
 #include "symbols/elf.h"
@@ -82,15 +84,23 @@ static void mapping__build_id(uint32_t pid, const struct procfs_map *rm, struct 
 {
 	uint64_t dev = (uint64_t)rm->dev_major << 32 | rm->dev_minor, mtime, hash;
 	uint64_t key[2] = {dev, rm->inode};
-	char path[PATH_MAX + 64];
+	char mf[96];
 	struct bid_entry *e;
 	struct elf_handle h;
 	struct stat st;
-	int len;
+	int fd = -1, len;
 
-	if (procfs_mapped_path((pid_t)pid, rm->start, rm->end, rm->path, rm->inode, path,
-			       sizeof(path), &st))
-		return;
+	/*
+	 * A known file is recognised by a stat of its mapping (no open: this
+	 * runs for every mapping); anything else is opened first, and the fd,
+	 * not a name, is the way to the mapped inode (safeopen.h).
+	 */
+	if (!procfs_map_files_path(mf, sizeof(mf), (pid_t)pid, rm->start, rm->end) ||
+	    stat(mf, &st) || !S_ISREG(st.st_mode) || st.st_ino != rm->inode) {
+		fd = safeopen_mapped((pid_t)pid, rm->start, rm->end, rm->path, rm->inode, &st);
+		if (fd < 0)
+			return;
+	}
 	mtime = elf__stat_mtime_ns(&st);
 	hash = gt_hash64(key, sizeof(key), 0);
 	pthread_mutex_lock(&bid_lock);
@@ -99,11 +109,20 @@ static void mapping__build_id(uint32_t pid, const struct procfs_map *rm, struct 
 		m->build_id_len = e->len;
 		memcpy(m->build_id, e->id, e->len);
 		pthread_mutex_unlock(&bid_lock);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	pthread_mutex_unlock(&bid_lock);
 
-	len = elf_handle__open_checked(&h, path, &st);
+	if (fd < 0) {
+		fd = safeopen_map_files((pid_t)pid, rm->start, rm->end, &st);
+		if (fd >= 0 && (st.st_ino != rm->inode || elf__stat_mtime_ns(&st) != mtime)) {
+			close(fd);
+			return; /* replaced meanwhile: the next read sees it */
+		}
+	}
+	len = elf_handle__open_fd(&h, fd);
 	if (len == -ENOEXEC)
 		len = 0;
 	else if (!len)
@@ -183,12 +202,10 @@ static bool basename_has_prefix(const char *path, const char *prefix)
 int syms_find_symbol(uint32_t pid, const char *module_prefix, const char *name, uint64_t *addr)
 {
 	struct sym_pick pick = {.want = name};
-	char path[PATH_MAX + 64];
 	struct procfs_maps it;
 	struct procfs_map rm;
 	struct elf_handle h;
 	bool found = false;
-	struct stat st;
 	uint64_t bias;
 	int err;
 
@@ -210,12 +227,8 @@ int syms_find_symbol(uint32_t pid, const char *module_prefix, const char *name, 
 		procfs_maps_close(&it);
 		return -ENXIO;
 	}
-	err = procfs_mapped_path((pid_t)pid, rm.start, rm.end, rm.path, rm.inode, path,
-				 sizeof(path), &st);
+	err = elf_handle__open_mapped(&h, (pid_t)pid, rm.start, rm.end, rm.path, rm.inode, NULL);
 	procfs_maps_close(&it);
-	if (err)
-		return err;
-	err = elf_handle__open_checked(&h, path, &st);
 	if (err)
 		return err;
 	err = elf__load_bias(h.elf, rm.start, rm.offset, &bias);

@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include "support/procfs.h"
+#include "support/safeopen.h"
 #include "support/u64map.h"
 #include "support/util.h"
+#include "symbols/bounds.h"
 #include "symbols/dwmod.h"
 #include "symbols/elf.h"
 #include "symbols/syms.h"
@@ -32,6 +34,15 @@
 #define VDSO_MAX     (1u << 20)
 
 #define VDSO_DEV UINT64_MAX
+
+/*
+ * Parsed objects kept open (each holds a dwfl, one or two fds and its
+ * symbol table): past either bound the least recently used is closed and
+ * reopened if a process still maps it.  21,000 mapped memfds took the
+ * recorder to its fd limit at 594 MB.
+ */
+#define MAX_OPEN_OBJECTS 256u
+#define MAX_OPEN_BYTES	 (256ull << 20)
 
 /* End of an index chain (entries whose keys hash alike, newest first). */
 #define NONE SIZE_MAX
@@ -47,8 +58,16 @@ struct elf_file {
 	uint64_t dev, inode, size, mtime_ns;
 	struct seg *segs;
 	size_t nsegs;
-	struct dwmod *dw; /* symbols and DWARF through libdwfl */
+	struct dwmod *dw; /* symbols and DWARF through libdwfl; NULL while closed */
 	bool bad;	  /* opened but unusable: never retried */
+	bool vdso;	  /* read from memory: never closed */
+	/* The open objects, most recently used first; bytes: dwmod__bytes when last used. */
+	struct elf_file *lru_prev, *lru_next;
+	size_t bytes;
+	/* The last mapping it was found through, to reopen it once closed. */
+	uint32_t pid;
+	uint64_t start, end;
+	const char *module;
 };
 
 enum map_kind {
@@ -101,6 +120,8 @@ struct syms_cache {
 	size_t nstrs, strs_cap;
 	struct ksyms ksyms;
 	char *debuginfo_path; /* DWMOD_PATH_ENV at creation, NULL: unset */
+	struct elf_file *lru_head, *lru_tail;
+	size_t nopen, open_bytes;
 };
 
 /* First index of key's chain in m, or NONE. */
@@ -217,38 +238,140 @@ static struct elf_file *cache__add_elf(struct syms_cache *c, uint64_t dev, uint6
 	return e;
 }
 
+/* ---- the open objects, least recently used closed first ---- */
+
+static void lru__unlink(struct syms_cache *c, struct elf_file *e)
+{
+	if (e->lru_prev)
+		e->lru_prev->lru_next = e->lru_next;
+	else
+		c->lru_head = e->lru_next;
+	if (e->lru_next)
+		e->lru_next->lru_prev = e->lru_prev;
+	else
+		c->lru_tail = e->lru_prev;
+	e->lru_prev = e->lru_next = NULL;
+	c->nopen--;
+	c->open_bytes -= e->bytes;
+	e->bytes = 0;
+}
+
+static void lru__push(struct syms_cache *c, struct elf_file *e)
+{
+	e->lru_next = c->lru_head;
+	if (c->lru_head)
+		c->lru_head->lru_prev = e;
+	c->lru_head = e;
+	if (!c->lru_tail)
+		c->lru_tail = e;
+	c->nopen++;
+	e->bytes = dwmod__bytes(e->dw);
+	c->open_bytes += e->bytes;
+}
+
+/* e was used (its table may have grown): to the front, then close the oldest past the bounds. */
+static void cache__touch(struct syms_cache *c, struct elf_file *e)
+{
+	if (!e->dw || e->vdso)
+		return;
+	if (c->lru_head == e && e->bytes == dwmod__bytes(e->dw))
+		return;
+	if (e->lru_prev || e->lru_next || c->lru_head == e)
+		lru__unlink(c, e);
+	lru__push(c, e);
+	while (c->lru_tail && c->lru_tail != e &&
+	       (c->nopen > MAX_OPEN_OBJECTS || c->open_bytes > MAX_OPEN_BYTES)) {
+		struct elf_file *old = c->lru_tail;
+
+		lru__unlink(c, old);
+		dwmod__free(old->dw);
+		old->dw = NULL;
+		bound__cut(BOUND_OBJECTS, old->module);
+	}
+}
+
+/* Parses the object behind h (the file path names) into e; e->bad when it is unusable. */
+static void elf_file__open_dw(struct syms_cache *c, struct elf_file *e, struct elf_handle *h,
+			      const char *module, uint32_t pid)
+{
+	if (!e->nsegs && elf_file__load(e, h->elf))
+		e->bad = true;
+	else
+		e->dw = dwmod__open((pid_t)pid, module, fcntl(h->fd, F_DUPFD_CLOEXEC, 0),
+				    c->debuginfo_path);
+	if (!e->dw) {
+		gt_dbg("syms: no symbols from %s", gt_clean(module));
+		e->bad = true;
+	}
+}
+
+/* A closed object, opened again through the mapping it was last found in (if it still exists). */
+static bool elf_file__reopen(struct syms_cache *c, struct elf_file *e, uint32_t pid,
+			     const struct map *m)
+{
+	struct map last = {
+	    .start = e->start, .end = e->end, .module = e->module, .inode = e->inode};
+	struct elf_handle h;
+	struct stat st;
+	int fd;
+
+	if (e->bad || e->vdso)
+		return false;
+	if (!m) {
+		pid = e->pid;
+		m = &last;
+	}
+	if (!pid)
+		return false;
+	fd = safeopen_mapped((pid_t)pid, m->start, m->end, m->module, m->inode, &st);
+	if (fd < 0)
+		return false;
+	if ((uint64_t)st.st_size != e->size || elf__stat_mtime_ns(&st) != e->mtime_ns) {
+		close(fd);
+		return false;
+	}
+	if (elf_handle__open_fd(&h, fd))
+		return false;
+	elf_file__open_dw(c, e, &h, e->module, pid);
+	elf_handle__close(&h);
+	if (!e->dw)
+		return false;
+	cache__touch(c, e);
+	return true;
+}
+
 static struct elf_file *map__file_elf(struct syms_cache *c, uint32_t pid, const struct map *m)
 {
 	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
-	char path[PATH_MAX + 64];
 	struct elf_handle h;
 	struct elf_file *e;
 	struct stat st;
-	int err;
+	int fd, err;
 
-	err = procfs_mapped_path((pid_t)pid, m->start, m->end, m->module, m->inode, path,
-				 sizeof(path), &st);
-	if (err) {
+	/* Opened before the cache is asked: the fd is the one way to the mapped inode. */
+	fd = safeopen_mapped((pid_t)pid, m->start, m->end, m->module, m->inode, &st);
+	if (fd < 0) {
 		/* The process may be gone; another one may have had the file parsed. */
 		e = cache__find_elf(c, dev, m->inode, 0, 0, false);
 		return e && !e->bad ? e : NULL;
 	}
 	e = cache__find_elf(c, dev, m->inode, (uint64_t)st.st_size, elf__stat_mtime_ns(&st), true);
-	if (e)
+	if (e) {
+		close(fd);
 		return e->bad ? NULL : e;
-	err = elf_handle__open_checked(&h, path, &st);
+	}
+	err = elf_handle__open_fd(&h, fd);
 	if (err && err != -ENOEXEC) {
 		/* Not remembered: it may open through another process later. */
-		gt_dbg("syms: cannot open %s (%s): %s", m->module, path, strerror(-err));
+		gt_dbg("syms: cannot open %s: %s", gt_clean(m->module), strerror(-err));
 		return NULL;
 	}
 	e = cache__add_elf(c, dev, m->inode, (uint64_t)st.st_size, elf__stat_mtime_ns(&st));
-	if (!err && !elf_file__load(e, h.elf))
-		e->dw = dwmod__open(m->module, fcntl(h.fd, F_DUPFD_CLOEXEC, 0), c->debuginfo_path);
-	if (!e->dw) {
-		gt_dbg("syms: no symbols from %s", m->module);
+	e->module = m->module;
+	if (err)
 		e->bad = true;
-	}
+	else
+		elf_file__open_dw(c, e, &h, m->module, pid);
 	elf_handle__close(&h);
 	return e->bad ? NULL : e;
 }
@@ -282,9 +405,10 @@ static struct elf_file *map__vdso_elf(struct syms_cache *c, uint32_t pid, const 
 		goto out;
 	elf__init();
 	e = cache__add_elf(c, VDSO_DEV, hash, (uint64_t)n, 0);
+	e->vdso = true;
 	elf = elf_memory(buf, (size_t)n);
 	if (elf && elf_kind(elf) == ELF_K_ELF && !elf_file__load(e, elf))
-		e->dw = dwmod__open_mem(m->module, buf, (size_t)n, c->debuginfo_path);
+		e->dw = dwmod__open_mem((pid_t)pid, m->module, buf, (size_t)n, c->debuginfo_path);
 	if (!e->dw)
 		e->bad = true;
 	if (elf)
@@ -493,6 +617,8 @@ static void ksyms__load(struct ksyms *k, struct syms_cache *c)
 		symtab__free(&k->tab);
 		return;
 	}
+	if (k->tab.names_cut)
+		bound__cut(BOUND_NAMES, "/proc/kallsyms");
 	symtab__finish(&k->tab);
 }
 
@@ -578,6 +704,14 @@ static struct elf_file *cache__object(struct syms_cache *c, uint32_t pid, uint64
 	}
 	if (!m->elf || !elf_file__vaddr(m->elf, ip - m->start + m->pgoff, va))
 		return NULL;
+	if (!m->elf->dw && !elf_file__reopen(c, m->elf, pid, m))
+		return NULL;
+	if (!m->elf->vdso) {
+		m->elf->pid = pid;
+		m->elf->start = m->start;
+		m->elf->end = m->end;
+	}
+	cache__touch(c, m->elf);
 	return m->elf;
 }
 
@@ -598,6 +732,8 @@ int syms_cache__resolve(struct syms_cache *c, uint32_t pid, uint64_t ip, const c
 	if (!e)
 		return -1;
 	*name = dwmod__symbol(e->dw, va, &start);
+	/* The symbol table was read just now, perhaps: its size counts. */
+	cache__touch(c, e);
 	if (!*name || va - start > UINT32_MAX) {
 		*name = NULL;
 		return -1;
@@ -627,10 +763,15 @@ bool syms_cache__locate(struct syms_cache *c, uint32_t pid, uint64_t ip, bool ca
 
 int syms_cache__inlines_at(struct syms_cache *c, const uint64_t ref[2], const char **names, int max)
 {
-	const struct elf_file *e = (const struct elf_file *)(uintptr_t)ref[0];
+	struct elf_file *e = (struct elf_file *)(uintptr_t)ref[0];
 
-	if (!c || !e || !e->dw || max <= 0)
+	if (!c || !e || max <= 0)
 		return 0;
+	if (!e->dw && !elf_file__reopen(c, e, 0, NULL)) {
+		bound__cut(BOUND_INLINES_LOST, e->module);
+		return 0;
+	}
+	cache__touch(c, e);
 	return dwmod__inlines(e->dw, ref[1], names, GT_MIN(max, DWMOD_MAX_INLINE));
 }
 

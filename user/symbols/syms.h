@@ -27,7 +27,8 @@ void syms_cache__free(struct syms_cache *c); /* NULL-safe */
  * returns 0 and sets *name (symbol), *off (ip - symbol start) and *module
  * (object path; "[kernel]" or the module name for pid 0).  Returns -1 when
  * no symbol covers ip; *module is then still set when a mapping covers it
- * (else NULL) and *name is NULL.  Strings stay valid until the cache is freed.
+ * (else NULL) and *name is NULL.  *module stays valid until the cache is
+ * freed, *name until the next call (its object may be closed, bounds.h).
  * When ip lies outside every cached mapping of pid, the maps are read again
  * once (objects loaded after the first read).  Objects are opened through
  * /proc/PID/map_files or /proc/PID/root so deleted files and other mount
@@ -39,9 +40,9 @@ int syms_cache__resolve(struct syms_cache *c, uint32_t pid, uint64_t ip, const c
 /*
  * The functions inlined at ip of pid (a user process), innermost first, the
  * function syms_cache__resolve names left out: up to max names into names[]
- * (valid until the cache is freed).  caller: ip is a return address (a
- * stack's frame past the first), the call before it is looked up.  Returns
- * how many; 0 when none, or for the kernel.  Call after syms_cache__resolve
+ * (valid until the next call).  caller: ip is a return address (a stack's
+ * frame past the first), the call before it is looked up.  Returns how
+ * many; 0 when none, or for the kernel.  Call after syms_cache__resolve
  * (the mappings are not read again here).
  */
 int syms_cache__inlines(struct syms_cache *c, uint32_t pid, uint64_t ip, bool caller,

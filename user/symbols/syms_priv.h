@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "support/u64map.h"
+
 struct sym {
 	uint64_t addr;
 	uint64_t size;	   /* 0: reaches the next symbol */
@@ -23,12 +25,20 @@ struct symtab {
 	size_t nsyms, cap;
 	char *strs;
 	size_t strs_len, strs_cap;
+	size_t names_cut;    /* names cut or dropped by the caps (bounds.h) */
+	struct u64map names; /* name hash -> its offset in strs, until finished */
 };
 
-/* Adds a symbol; -E2BIG past the limits (the table stays usable). */
+/*
+ * Adds a symbol, its name cut at BOUND_NAME_LEN; -E2BIG past the limits
+ * (BOUND_NAME_BYTES of names; the table stays usable).
+ */
 int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name, size_t len,
 		unsigned int rank, uint32_t mod);
-/* Sorts by address and keeps one entry per address, the best-named alias. */
+/*
+ * Sorts by address and keeps one entry per address, the best-named alias.
+ * The caller reports names_cut (bound__cut), naming the object.
+ */
 void symtab__finish(struct symtab *t);
 /* The symbol covering addr, or NULL. */
 const struct sym *symtab__find(const struct symtab *t, uint64_t addr);

@@ -6,18 +6,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/u64map.h"
 #include "support/util.h"
+#include "symbols/bounds.h"
 #include "symbols/elf.h"
 #include "symbols/usdt.h"
 
-#define NT_STAPSDT     3
-#define MAX_USDT_NAMES 65536u
+#define NT_STAPSDT 3
 
+/* End of a chain of names whose hashes are alike. */
+#define NONE SIZE_MAX
+
+struct usdt_name {
+	size_t next; /* the previous name of the same hash, NONE: the last */
+	char s[];
+};
+
+/*
+ * Names seen are found through a hash (name -> newest index of its hash,
+ * chained): a comparison with every earlier name made 16 MB of distinct
+ * names take 34 s.  Both notes and names are capped (bounds.h).
+ */
 struct usdt_ctx {
 	const char *provider;
 	size_t addr_size;
-	char **names;
-	size_t nnames, cap;
+	struct usdt_name **names;
+	size_t nnames, cap, nnotes;
+	struct u64map index;
+	bool cut;
 	int (*cb)(const char *name, void *ctx);
 	void *ctx;
 };
@@ -27,9 +43,15 @@ static int usdt_note(const GElf_Nhdr *nh, const char *owner, const uint8_t *desc
 {
 	struct usdt_ctx *u = ctx;
 	const char *prov, *name, *end;
+	struct usdt_name *un;
+	uint64_t h, head;
 	size_t rem, i;
 	int err;
 
+	if (++u->nnotes > BOUND_USDT_NOTES) {
+		u->cut = true;
+		return 1;
+	}
 	if (nh->n_type != NT_STAPSDT || nh->n_namesz != 8 || memcmp(owner, "stapsdt", 8) ||
 	    nh->n_descsz <= 3 * u->addr_size)
 		return 0;
@@ -43,13 +65,22 @@ static int usdt_note(const GElf_Nhdr *nh, const char *owner, const uint8_t *desc
 	end = rem ? memchr(name, '\0', rem) : NULL;
 	if (!end || end == name)
 		return 0;
-	for (i = 0; i < u->nnames; i++)
-		if (!strcmp(u->names[i], name))
+	h = gt_hash64(name, (size_t)(end - name), 0);
+	if (!u64map_get(&u->index, h, &head))
+		head = NONE;
+	for (i = (size_t)head; i != NONE; i = u->names[i]->next)
+		if (!strcmp(u->names[i]->s, name))
 			return 0;
-	if (u->nnames >= MAX_USDT_NAMES)
+	if (u->nnames >= BOUND_USDT_NAMES) {
+		u->cut = true;
 		return 0;
+	}
+	un = gt_xmalloc(sizeof(*un) + (size_t)(end - name) + 1);
+	memcpy(un->s, name, (size_t)(end - name) + 1);
+	un->next = (size_t)head;
 	gt_grow((void **)&u->names, &u->cap, u->nnames, sizeof(*u->names));
-	u->names[u->nnames++] = gt_xstrdup(name);
+	u->names[u->nnames] = un;
+	u64map_put(&u->index, h, u->nnames++);
 	err = u->cb(name, u->ctx);
 	return err < 0 ? err : 0;
 }
@@ -85,10 +116,16 @@ int syms_elf_usdt_probes(const char *path, const char *provider,
 		if (err)
 			break;
 	}
+	/* 1: the note cap stopped the walk. */
+	if (err == 1)
+		err = 0;
+	if (u.cut)
+		bound__cut(BOUND_USDT, path);
 out:
 	for (i = 0; i < u.nnames; i++)
 		free(u.names[i]);
 	free(u.names);
+	u64map_free(&u.index);
 	elf_handle__close(&h);
 	return err ? err : (int)u.nnames;
 }

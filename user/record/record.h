@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * record.h: the recorder as a library, for `gaptrace monitor`: the same
+ * engine as `gaptrace record -p`, writing a sequence of segments (each a
+ * complete capture) instead of one file.  record_seg.c implements it.
+ */
+#ifndef GT_RECORD_H
+#define GT_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct recorder;
+
+struct recorder_info {
+	pid_t pid;
+	uint64_t lost;		 /* events lost so far (ring buffer, stacks, maps, skipped runs) */
+	uint64_t rb_bytes;	 /* bytes read from the ring buffer so far */
+	uint64_t records;	 /* capture records written so far */
+	const char *gpu_source;	 /* the GPU source now ("usdt", "cupti", ...) */
+	const char *stop_reason; /* why the last recorder__run returned, "" while running */
+};
+
+/*
+ * Attaches to process pid as `gaptrace record -p PID` would, with the extra
+ * record options opts[0..nopts) (e.g. "--gpu", "none"), and writes the
+ * first segment to path; argv goes into each segment's header.  NULL after
+ * a one-line error (2: bad options in *usage).
+ */
+struct recorder *recorder__attach(pid_t pid, const char *path, char *const *opts, int nopts,
+				  int argc, char **argv, bool *usage);
+/*
+ * The run loop: returns when tick returns true, on SIGINT/SIGTERM, on a
+ * write error or when the target and every process followed from it have
+ * exited (recorder_info's stop_reason says which).  0 or -errno.
+ */
+int recorder__run(struct recorder *r, bool (*tick)(struct recorder *r, uint64_t now, void *ctx),
+		  void *ctx);
+/*
+ * Ends the current segment now, complete (intervals still open closed at
+ * its end, its own loss counters, END), and continues into a new one at
+ * path.  0, or -1 after a one-line error (the old segment then goes on).
+ */
+int recorder__rotate(struct recorder *r, const char *path);
+/* Detaches everything and ends the current segment; the exit code of `record`. */
+int recorder__stop(struct recorder *r);
+void recorder__info(const struct recorder *r, struct recorder_info *out);
+/* Frees the recorder (NULL-safe); after recorder__stop, nothing is left attached. */
+void recorder__free(struct recorder *r);
+
+#endif /* GT_RECORD_H */
