@@ -62,6 +62,13 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
 # The ground-truth workload without frame pointers, for --stacks dwarf tests.
 WORKLOADS += $(OUTPUT)/workloads/prover_sim_nofp $(OUTPUT)/workloads/libfollow_lib.so
+# The same blocking stacks without frame pointers, for the --stacks cfi walk.
+WORKLOADS += $(OUTPUT)/workloads/cfi_stacks_nofp
+# A C++ program at g++ -O2 (no frame pointers: GCC's default), where g++ is installed.
+CXX_BIN := $(shell command -v g++ 2>/dev/null)
+ifneq ($(CXX_BIN),)
+WORKLOADS += $(OUTPUT)/workloads/cfi_cxx
+endif
 # The Rust/tokio one, where cargo and librust-tokio-dev are installed (rules below).
 CARGO ?= $(shell command -v /usr/bin/cargo 2>/dev/null || command -v cargo 2>/dev/null)
 RUSTC ?= $(if $(CARGO),$(dir $(CARGO))rustc)
@@ -137,6 +144,15 @@ $(OUTPUT)/workloads/prover_sim_nofp: tests/workloads/prover_sim.c tests/workload
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fomit-frame-pointer \
 		-Icupti $< -o $@ -lpthread -lm
+
+$(OUTPUT)/workloads/cfi_stacks_nofp: tests/workloads/cfi_stacks.c | $(OUTPUT)/workloads
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fomit-frame-pointer \
+		$< -o $@ -lpthread
+
+$(OUTPUT)/workloads/cfi_cxx: tests/workloads/cfi_cxx.cpp | $(OUTPUT)/workloads
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CXX_BIN) -g -O2 -std=c++17 -Wall -Wextra -Werror $< -o $@ -lpthread
 
 # ---- the Rust/tokio ground-truth workload (only where cargo is installed) ----
 # Debian's cargo and rustc (1.63) with librust-tokio-dev, offline: the crate's

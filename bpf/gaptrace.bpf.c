@@ -185,6 +185,9 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 		*v += n;
 }
 
+/* The CFI walk (--stacks cfi): after stats, before get_stack, which calls it. */
+#include "unwind.bpf.h"
+
 /* The word of target_bits that holds tgid's bit, bounded where the verifier can see it. */
 static __always_inline __u64 *target_word(__u32 tgid)
 {
@@ -250,7 +253,14 @@ static __always_inline __s32 get_stack(void *ctx, __u64 flags, bool want, __u32 
 	b = bpf_map_lookup_elem(&stack_bufs, &slot);
 	if (!b)
 		return -1;
-	n = bpf_get_stack(ctx, b->rec.ips, sizeof(b->rec.ips), flags);
+	n = -1;
+	if (cfg_cfi_walk && (flags & BPF_F_USER_STACK))
+		n = unw_walk(b->rec.ips);
+	/* No mappings known for this process yet (just forked or exec'ed): frame pointers. */
+	if (n < 0)
+		n = bpf_get_stack(ctx, b->rec.ips, sizeof(b->rec.ips), flags);
+	else
+		n *= sizeof(__u64);
 	if (n <= 0) {
 		/* -EFAULT: no user stack to walk (a kernel thread), nothing lost. */
 		if (n < 0 && n != -EFAULT)
@@ -260,14 +270,17 @@ static __always_inline __s32 get_stack(void *ctx, __u64 flags, bool want, __u32 
 	nr = (__u32)n / sizeof(__u64);
 	if (nr > GT_STACK_DEPTH)
 		nr = GT_STACK_DEPTH;
+	/* Keeps clang from using the unclamped copy later (the CFI walk's count), out of the verifier's sight. */
+	barrier_var(nr);
 	b->rec.pid = 0;
 	b->rec.flags = GT_STACK_REC_KERNEL;
 	if (flags & BPF_F_USER_STACK) {
 		b->rec.pid = bpf_get_current_pid_tgid() >> 32;
 		b->rec.flags = 0;
 		/* Same addresses in two processes are two stacks: the key ends with the tgid. */
+		/* The mask restates the bound for the verifier, which loses it through the CFI walk. */
 		if (nr < GT_STACK_DEPTH)
-			b->rec.ips[nr] = STACK_KEY_PID | b->rec.pid;
+			b->rec.ips[nr & (GT_STACK_DEPTH - 1)] = STACK_KEY_PID | b->rec.pid;
 	}
 	known = bpf_map_lookup_elem(&stack_ids, b->rec.ips);
 	if (known)
@@ -793,6 +806,13 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
 	if (ctgid >= GT_TGID_LIMIT || ctgid == cfg_self_tgid)
 		return 0;
 	__sync_fetch_and_or(target_word(ctgid), 1ULL << (ctgid & 63));
+	/* A fork maps what its parent maps: the CFI walk works before the recorder's rescan. */
+	if (cfg_cfi_walk) {
+		struct gt_cfi_proc *pp = bpf_map_lookup_elem(&cfi_procs, &ptgid);
+
+		if (pp)
+			bpf_map_update_elem(&cfi_procs, &ctgid, pp, BPF_ANY);
+	}
 	/* Urgent: the recorder attaches the new process's uprobes and samples. */
 	emit_task(child, GT_TASK_NEW_PROCESS, ptid, NULL, true);
 	return 0;
@@ -813,8 +833,13 @@ static __always_inline int handle_exit(struct task_struct *p)
 
 static __always_inline int handle_exec(struct task_struct *p)
 {
-	if (!is_target(BPF_CORE_READ(p, tgid)))
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	if (!is_target(tgid))
 		return 0;
+	/* The old image's ranges would misread the new one's stacks: fp walk until the rescan. */
+	if (cfg_cfi_walk)
+		bpf_map_delete_elem(&cfi_procs, &tgid);
 	emit_task(p, GT_TASK_EXEC, 0, NULL, true);
 	return 0;
 }

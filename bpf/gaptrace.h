@@ -330,6 +330,15 @@ enum gt_stat {
 	GT_STAT_RB_PRESSURE,	 /* submits that found the ring buffer over cfg_wakeup_bytes */
 	GT_STAT_FPLESS_SAMPLES, /* CPU samples snapshotted: user ip in code without frame pointers */
 	GT_STAT_FPLESS_OVER,	/* such samples past --cfi-rate's budget: fp walk instead */
+	GT_STAT_UNW_WALKS,	/* --stacks cfi: user stacks walked in the kernel */
+	GT_STAT_UNW_FRAMES,	/* their frames */
+	GT_STAT_UNW_ROOT,	/* walks that ended as enum gt_unw_end says, from GT_UNW_ROOT on */
+	GT_STAT_UNW_NO_MAPPING,
+	GT_STAT_UNW_NO_TABLE,
+	GT_STAT_UNW_NO_ROW,
+	GT_STAT_UNW_UNSUPPORTED,
+	GT_STAT_UNW_BAD_READ,
+	GT_STAT_UNW_DEPTH,
 	GT_STAT_MAX
 };
 

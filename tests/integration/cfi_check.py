@@ -33,7 +33,8 @@ def record(gt, work, name, cmd):
     cap = os.path.join(work, f"cfi-{name}.gtcap")
     env = dict(os.environ, GAPTRACE_DEBUGINFO_PATH="none")
     with open(os.path.join(work, f"cfi-{name}.log"), "w") as log:
-        rc = subprocess.call([gt, "record", "--no-progress", "--gpu", "none", "-o", cap, "--"]
+        rc = subprocess.call([gt, "record", "--no-progress", "--stacks", "fp", "--gpu", "none", "-o", cap,
+                          "--"]
                              + cmd, stdout=subprocess.DEVNULL, stderr=log, env=env)
     return rc, cap
 

@@ -431,6 +431,10 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 		r->lost_stack = v;
 	else if (!strcmp(key, "lost.map_full"))
 		r->lost_map_full = v;
+	else if (!strcmp(key, "unwind.walks"))
+		r->unw_walks = v;
+	else if (!strcmp(key, "unwind.end.root"))
+		r->unw_root = v;
 	else if (!strcmp(key, "lost.gpu_truncated"))
 		r->lost_gpu = GT_MAX(r->lost_gpu, v);
 	else if (!strcmp(key, "end_mono_ns"))

@@ -169,6 +169,8 @@ struct an_result {
 	bool truncated;
 	uint64_t records;
 	uint64_t lost_ringbuf, lost_stack, lost_map_full, lost_gpu, lost_producer;
+	/* --stacks cfi: user stacks the kernel walked, and those that reached the thread's root */
+	uint64_t unw_walks, unw_root;
 	uint64_t gpu_rejected; /* GPU records with impossible times or counts, not used */
 	uint64_t gpu_clipped;  /* GPU ops cut to the capture window */
 	uint64_t sample_period_ns;

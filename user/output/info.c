@@ -37,7 +37,16 @@ struct info_stats {
 	uint64_t dwarf_snapshots, dwarf_bytes, dwarf_dropped, dwarf_no_slot, dwarf_unwound,
 	    dwarf_failed, dwarf_used, dwarf_stitched, dwarf_rate_min, dwarf_cpu_ns, dwarf_fpless,
 	    dwarf_fpless_over;
+	/* --stacks cfi: the kernel walks, how they ended (unwind.end.*), the tables */
+	bool unw;
+	uint64_t unw_walks, unw_frames, unw_end[7], unw_objects, unw_objects_fp, unw_rows,
+	    unw_bytes, unw_max_bytes;
+	char unw_max_object[64];
 };
+
+/* unwind.end.* in enum gt_unw_end order (bpf/gaptrace_cfi.bpf.h). */
+static const char *const unw_ends[7] = {"root",	       "no_mapping", "no_table", "no_row",
+					"unsupported", "bad_read",   "depth"};
 
 static int block_slot(uint32_t type)
 {
@@ -77,6 +86,27 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 	else if (!strcmp(key, "uprobes.attached")) {
 		s->have_uprobes = true;
 		snprintf(s->uprobes, sizeof(s->uprobes), "%s", value);
+	} else if (!strncmp(key, "unwind.", 7)) {
+		s->unw = true;
+		for (size_t i = 0; i < GT_ARRAY_SIZE(unw_ends); i++)
+			if (!strncmp(key + 7, "end.", 4) && !strcmp(key + 11, unw_ends[i]))
+				s->unw_end[i] = v;
+		if (!strcmp(key, "unwind.walks"))
+			s->unw_walks = v;
+		else if (!strcmp(key, "unwind.frames"))
+			s->unw_frames = v;
+		else if (!strcmp(key, "unwind.objects_cfi"))
+			s->unw_objects = v;
+		else if (!strcmp(key, "unwind.objects_fp"))
+			s->unw_objects_fp = v;
+		else if (!strcmp(key, "unwind.rows"))
+			s->unw_rows = v;
+		else if (!strcmp(key, "unwind.table_bytes"))
+			s->unw_bytes = v;
+		else if (!strcmp(key, "unwind.table_max_bytes"))
+			s->unw_max_bytes = v;
+		else if (!strcmp(key, "unwind.table_max_object"))
+			snprintf(s->unw_max_object, sizeof(s->unw_max_object), "%s", value);
 	} else if (!strncmp(key, "dwarf.", 6)) {
 		static const struct {
 			const char *key;
@@ -320,6 +350,25 @@ int cmd_info(int argc, char **argv)
 			json_ku64(&j, "fpless_over_budget", s.dwarf_fpless_over);
 			json_obj_end(&j);
 		}
+		if (s.unw) {
+			json_key(&j, "unwind");
+			json_obj_begin(&j);
+			json_kstr(&j, "unwinder", "cfi");
+			json_ku64(&j, "walks", s.unw_walks);
+			json_ku64(&j, "frames", s.unw_frames);
+			json_key(&j, "ended");
+			json_obj_begin(&j);
+			for (size_t i = 0; i < GT_ARRAY_SIZE(unw_ends); i++)
+				json_ku64(&j, unw_ends[i], s.unw_end[i]);
+			json_obj_end(&j);
+			json_ku64(&j, "table_objects", s.unw_objects);
+			json_ku64(&j, "fp_objects", s.unw_objects_fp);
+			json_ku64(&j, "table_rows", s.unw_rows);
+			json_ku64(&j, "table_bytes", s.unw_bytes);
+			json_ku64(&j, "table_max_bytes", s.unw_max_bytes);
+			json_kstr(&j, "table_max_object", s.unw_max_object);
+			json_obj_end(&j);
+		}
 		json_ku64(&j, "threads", r->nthreads);
 		json_ku64(&j, "devices", r->ndevices);
 		json_key(&j, "clock");
@@ -410,6 +459,24 @@ int cmd_info(int argc, char **argv)
 			    gt_fmt_dur(s.dwarf_cpu_ns, d2, sizeof(d2)),
 			    (unsigned long long)s.dwarf_fpless,
 			    (unsigned long long)s.dwarf_fpless_over);
+		if (s.unw)
+			printf(
+			    "unwind:   cfi, in the kernel: %llu user stacks, %.1f%% reached the "
+			    "thread's root (%.1f frames each); ended: %llu in no mapping, %llu no "
+			    "table, %llu no row, %llu unsupported rule, %llu bad read, %llu depth "
+			    "cap; tables: %llu objects (+%llu walked with frame pointers), %llu "
+			    "rows, %s (largest %s, %s)\n",
+			    (unsigned long long)s.unw_walks,
+			    s.unw_walks ? 100.0 * (double)s.unw_end[0] / (double)s.unw_walks : 0.0,
+			    s.unw_walks ? (double)s.unw_frames / (double)s.unw_walks : 0.0,
+			    (unsigned long long)s.unw_end[1], (unsigned long long)s.unw_end[2],
+			    (unsigned long long)s.unw_end[3], (unsigned long long)s.unw_end[4],
+			    (unsigned long long)s.unw_end[5], (unsigned long long)s.unw_end[6],
+			    (unsigned long long)s.unw_objects, (unsigned long long)s.unw_objects_fp,
+			    (unsigned long long)s.unw_rows,
+			    gt_fmt_bytes(s.unw_bytes, d1, sizeof(d1)),
+			    s.unw_max_object[0] ? gt_clean(s.unw_max_object) : "-",
+			    gt_fmt_bytes(s.unw_max_bytes, d2, sizeof(d2)));
 		printf("GPU:      %zu device(s), %llu ops, %zu gaps >= 1 ms; source: %s\n",
 		       r->ndevices, (unsigned long long)(r->ndevices ? r->devices[0].ops : 0),
 		       r->ngaps, gt_clean(r->gpu_source));

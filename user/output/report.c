@@ -248,6 +248,13 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 	fprintf(f, "  lost events: %llu%s; gaps are idle time >= %s between GPU operations\n",
 		(unsigned long long)lost, lost ? " (time near them is shown as unknown)" : "",
 		gt_fmt_dur(o->an.min_gap_ns, d2, sizeof(d2)));
+	if (r->unw_walks)
+		fprintf(
+		    f,
+		    "  user stacks: walked in the kernel with CFI (--stacks cfi); %.1f%% of %llu "
+		    "reached the thread's root ('gaptrace info': why the rest ended)\n",
+		    100.0 * (double)r->unw_root / (double)r->unw_walks,
+		    (unsigned long long)r->unw_walks);
 	for (size_t i = 0; i < r->nwarnings; i++)
 		fprintf(f, "  warning: %s\n", gt_clean(r->warnings[i]));
 	fputc('\n', f);
@@ -389,6 +396,14 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 	json_ku64(&j, "gpu_rejected", r->gpu_rejected);
 	json_ku64(&j, "gpu_clipped", r->gpu_clipped);
 	json_obj_end(&j);
+	if (r->unw_walks) {
+		json_key(&j, "unwind");
+		json_obj_begin(&j);
+		json_kstr(&j, "unwinder", "cfi");
+		json_ku64(&j, "walks", r->unw_walks);
+		json_ku64(&j, "reached_root", r->unw_root);
+		json_obj_end(&j);
+	}
 	json_kbool(&j, "truncated", r->truncated);
 	json_kbool(&j, "complete", r->clean_end);
 	json_kstr(&j, "gpu_source", r->gpu_source);

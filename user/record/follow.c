@@ -11,6 +11,7 @@
 
 #include "gaptrace.h"
 #include "gaptrace.skel.h"
+#include "record/cfimap.h"
 #include "record/fpless.h"
 #include "record/record_priv.h"
 #include "record/unwind.h"
@@ -151,6 +152,7 @@ void record__follow_rescan(struct recorder *r, bool all)
 			/* Exited: its pid may come back as another process, not ours. */
 			attacher__forget(r->att, p->pid);
 			fpless__forget(r->fpless, p->pid);
+			cfimap__forget(r->cfi, p->pid);
 			record__follow_set_traced(r, p->pid, false);
 			r->procs[i] = r->procs[--r->nprocs];
 			continue;
@@ -160,6 +162,9 @@ void record__follow_rescan(struct recorder *r, bool all)
 		/* Code without frame pointers it maps now: its CPU samples copy stack (alloc). */
 		if (r->fpless)
 			fpless__update(r->fpless, p->pid);
+		/* Objects it maps now get their CFI tables (exec, dlopen: once per file). */
+		if (r->cfi)
+			cfimap__update(r->cfi, p->pid);
 		i++;
 	}
 }

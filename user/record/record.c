@@ -28,6 +28,7 @@
 #include "record/gpu.h"
 #include "record/record_priv.h"
 #include "record/sysprobe.h"
+#include "record/cfimap.h"
 #include "record/fpless.h"
 #include "record/unwind.h"
 #include "support/procfs.h"
@@ -39,7 +40,8 @@
 #define STATS_NS    (250 * NSEC_PER_MSEC)
 #define PROGRESS_NS (500 * NSEC_PER_MSEC)
 #define RESCAN_NS   (250 * NSEC_PER_MSEC)
-#define DWARF_SLOTS 1024 /* threads with a snapshot slot at once (--stacks dwarf) */
+#define DWARF_SLOTS 1024	  /* threads with a snapshot slot at once (--stacks dwarf) */
+#define CFI_BUDGET  (64ULL << 20) /* kernel memory for all CFI tables (--stacks cfi) */
 
 static volatile sig_atomic_t stop_signal;
 
@@ -398,6 +400,7 @@ static int setup_bpf(struct recorder *r)
 	r->skel->rodata->cfg_dwarf_bytes = o->dwarf ? o->stack_bytes : 0;
 	r->skel->rodata->cfg_dwarf_sample_bytes = o->dwarf ? o->dwarf_sample_bytes : 0;
 	r->skel->rodata->cfg_dwarf_min_ns = o->dwarf_min_ns;
+	r->skel->rodata->cfg_cfi_walk = o->cfi_walk;
 	r->skel->rodata->cfg_fpless_bytes = o->cfi_sample_bytes;
 	r->skel->rodata->cfg_fpless_per_window = o->cfi_rate ? GT_MAX(o->cfi_rate / 10, 1) : 0;
 	r->skel->bss->fpless_limit = r->skel->rodata->cfg_fpless_per_window;
@@ -511,6 +514,14 @@ int record__start(struct recorder *r, int argc, char **argv)
 	record__step(r, true, "loading the BPF programs");
 	if (setup_bpf(r))
 		goto out;
+	if (o->cfi_walk) {
+		r->cfi = cfimap__new(bpf_map__fd(r->skel->maps.cfi_tables),
+				     bpf_map__fd(r->skel->maps.cfi_pages),
+				     bpf_map__fd(r->skel->maps.cfi_procs), CFI_BUDGET);
+		/* Before the child exists: nothing of it waits on the tables. */
+		if (o->cmd)
+			cfimap__preload(r->cfi, r->exe_buf);
+	}
 	/* Before the header is written: it records which GPU source was used. */
 	if (o->cmd)
 		gpu_prepare_launch(&o->gpu, &o->probes);
@@ -552,7 +563,7 @@ int record__start(struct recorder *r, int argc, char **argv)
 	r->syms = syms_cache__new();
 	if (o->dwarf || o->cfi_sample_bytes)
 		r->unw = unwinder__new();
-	if (!o->dwarf && o->stacks)
+	if (!o->dwarf && !o->cfi_walk && o->stacks)
 		record__audit_exe(r);
 	if (o->cfi_sample_bytes)
 		r->fpless = fpless__new(bpf_map__fd(r->skel->maps.fpless), o->cfi_all);
@@ -624,6 +635,9 @@ int record__start(struct recorder *r, int argc, char **argv)
 	}
 	if (r->fpless)
 		fpless__update(r->fpless, r->pid);
+	/* Launch mode: the child is still our fork until it execs; its ranges come after. */
+	if (r->cfi && !o->cmd)
+		cfimap__update(r->cfi, r->pid);
 	/* Later scans run beside the status line: no step lines from them. */
 	attacher__on_progress(r->att, NULL, NULL);
 	record__step_done(r);
@@ -748,6 +762,7 @@ void record__cleanup(struct recorder *r)
 	unwinder__free(r->unw);
 	fp_audit__free(r->fpa);
 	fpless__free(r->fpless);
+	cfimap__free(r->cfi);
 	if (r->pidfd >= 0)
 		close(r->pidfd);
 	record_sink__fini(&r->sink);

@@ -19,6 +19,7 @@
 #include "capture/capture.h"
 #include "gaptrace.h"
 #include "gaptrace.skel.h"
+#include "record/cfimap.h"
 #include "record/record_priv.h"
 #include "record/unwind.h"
 #include "support/procfs.h"
@@ -93,7 +94,11 @@ void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, cha
 	capture_buf__kv(kv, "sample_period_ns", "%llu", (unsigned long long)r->o->sample_period_ns);
 	capture_buf__kv(kv, "sampler", "%s", r->o->cpu_samplers ? "cpu" : "thread");
 	capture_buf__kv(kv, "ringbuf_bytes", "%llu", (unsigned long long)r->o->ringbuf_bytes);
-	capture_buf__kv(kv, "stacks", "%s", r->o->dwarf ? "dwarf" : r->o->stacks ? "fp" : "none");
+	capture_buf__kv(kv, "stacks", "%s",
+			r->o->dwarf	 ? "dwarf"
+			: r->o->cfi_walk ? "cfi"
+			: r->o->stacks	 ? "fp"
+					 : "none");
 	if (r->o->dwarf) {
 		capture_buf__kv(kv, "stack_bytes", "%u", r->o->stack_bytes);
 		capture_buf__kv(kv, "dwarf_min_ns", "%llu", (unsigned long long)r->o->dwarf_min_ns);
@@ -168,6 +173,19 @@ static const struct stat_key dwarf_keys[] = {
     {"dwarf.fpless_over_budget", GT_STAT_FPLESS_OVER},
 };
 
+/* --stacks cfi: the kernel walks and why each ended (enum gt_unw_end). */
+static const struct stat_key unw_keys[] = {
+    {"unwind.walks", GT_STAT_UNW_WALKS},
+    {"unwind.frames", GT_STAT_UNW_FRAMES},
+    {"unwind.end.root", GT_STAT_UNW_ROOT},
+    {"unwind.end.no_mapping", GT_STAT_UNW_NO_MAPPING},
+    {"unwind.end.no_table", GT_STAT_UNW_NO_TABLE},
+    {"unwind.end.no_row", GT_STAT_UNW_NO_ROW},
+    {"unwind.end.unsupported", GT_STAT_UNW_UNSUPPORTED},
+    {"unwind.end.bad_read", GT_STAT_UNW_BAD_READ},
+    {"unwind.end.depth", GT_STAT_UNW_DEPTH},
+};
+
 static void kv_stats(struct capture_buf *kv, const struct recorder *r, const struct stat_key *keys,
 		     size_t n)
 {
@@ -207,6 +225,23 @@ void record__write_counters(struct recorder *r, uint32_t type)
 		if (bound__count(k))
 			capture_buf__kv(&kv, bound__key(k), "%llu",
 					(unsigned long long)bound__count(k));
+	if (r->cfi) {
+		const struct cfimap_stats *cs = cfimap__stats(r->cfi);
+
+		kv_stats(&kv, r, unw_keys, GT_ARRAY_SIZE(unw_keys));
+		capture_buf__kv(&kv, "unwind.objects", "%u", cs->objects);
+		capture_buf__kv(&kv, "unwind.objects_fp", "%u", cs->fp_objects);
+		capture_buf__kv(&kv, "unwind.objects_cfi", "%u", cs->cfi_objects);
+		capture_buf__kv(&kv, "unwind.objects_none", "%u", cs->no_cfi);
+		capture_buf__kv(&kv, "unwind.objects_truncated", "%u", cs->truncated);
+		capture_buf__kv(&kv, "unwind.cfi_bad_entries", "%u", cs->bad_entries);
+		capture_buf__kv(&kv, "unwind.rows", "%llu", (unsigned long long)cs->rows);
+		capture_buf__kv(&kv, "unwind.table_bytes", "%llu", (unsigned long long)cs->bytes);
+		capture_buf__kv(&kv, "unwind.table_max_bytes", "%llu",
+				(unsigned long long)cs->max_bytes);
+		capture_buf__kv(&kv, "unwind.table_max_object", "%s", cs->max_name);
+		capture_buf__kv(&kv, "unwind.build_ns", "%llu", (unsigned long long)cs->build_ns);
+	}
 	capture_buf__kv(&kv, "stacks.resent", "%llu", (unsigned long long)r->sink.stacks_resent);
 	capture_buf__kv(&kv, "stacks.unresolved", "%llu",
 			(unsigned long long)r->sink.stacks_unresolved);
@@ -252,6 +287,8 @@ void record__report_cpu(struct recorder *r)
 	sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU)", user, sys,
 		secs > 0 ? 100.0 * (user + sys) / secs : 0.0);
+	if (r->cfi)
+		record__report_unwind(r);
 	if (!r->unw)
 		return;
 	unwinder__stats(r->unw, &us);
@@ -274,6 +311,31 @@ void record__report_cpu(struct recorder *r)
 		       100 * cfi_cpu_share(), r->cfi_limit_min * 10,
 		       r->skel->rodata->cfg_fpless_per_window * 10,
 		       (unsigned long long)r->stats[GT_STAT_FPLESS_OVER]);
+}
+
+/* --stacks cfi: how the kernel's walks ended, and what the tables cost. */
+void record__report_unwind(struct recorder *r)
+{
+	const struct cfimap_stats *cs = cfimap__stats(r->cfi);
+	uint64_t walks = r->stats[GT_STAT_UNW_WALKS];
+	char size[32], max[32];
+
+	gt_info("cfi: %llu user stacks walked, %.1f%% to the thread's root (%.1f frames each); "
+		"ended: %llu in no mapping, %llu no table, %llu no row, %llu unsupported rule, "
+		"%llu bad read, %llu at %d frames; tables: %u objects (%u frame pointers), "
+		"%llu rows, %s (largest %s, %s), built in %.0f ms",
+		(unsigned long long)walks,
+		walks ? 100.0 * (double)r->stats[GT_STAT_UNW_ROOT] / (double)walks : 0.0,
+		walks ? (double)r->stats[GT_STAT_UNW_FRAMES] / (double)walks : 0.0,
+		(unsigned long long)r->stats[GT_STAT_UNW_NO_MAPPING],
+		(unsigned long long)r->stats[GT_STAT_UNW_NO_TABLE],
+		(unsigned long long)r->stats[GT_STAT_UNW_NO_ROW],
+		(unsigned long long)r->stats[GT_STAT_UNW_UNSUPPORTED],
+		(unsigned long long)r->stats[GT_STAT_UNW_BAD_READ],
+		(unsigned long long)r->stats[GT_STAT_UNW_DEPTH], GT_STACK_DEPTH, cs->cfi_objects,
+		cs->fp_objects, (unsigned long long)cs->rows,
+		gt_fmt_bytes(cs->bytes, size, sizeof(size)), cs->max_name[0] ? cs->max_name : "-",
+		gt_fmt_bytes(cs->max_bytes, max, sizeof(max)), (double)cs->build_ns / 1e6);
 }
 
 /* ---- BPF counters: LOSS records and the reader's nice ---- */

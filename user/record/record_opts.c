@@ -58,8 +58,12 @@ static void usage(FILE *f)
 		"      --unit func:FUNC    treat each call of FUNC as a work unit\n"
 		"      --no-default-probes skip the default probes (malloc_trim, munmap, fsync,\n"
 		"                          fdatasync, CUDA alloc/free/synchronize)\n"
-		"      --stacks fp|dwarf|none\n"
-		"                          user stacks (default fp: frame pointers, walked in\n"
+		"      --stacks cfi|fp|dwarf|none\n"
+		"                          user stacks (default cfi: walked in the kernel with\n"
+		"                          each object's own CFI (.eh_frame), compiled by\n"
+		"                          gaptrace into tables of at most 64 MiB, frame\n"
+		"                          pointers where an object has them throughout; fp:\n"
+		"                          frame pointers only, walked in\n"
 		"                          the kernel; dwarf: for binaries built without frame\n"
 		"                          pointers: registers and --stack-bytes of stack are\n"
 		"                          copied at each switch-out and unwound with DWARF CFI\n"
@@ -71,7 +75,8 @@ static void usage(FILE *f)
 		"                          at most 1h)\n"
 		"      --dwarf-samples     dwarf stacks for CPU samples too (4K snapshot each)\n"
 		"      --cfi-samples SIZE|off\n"
-		"                          CPU samples whose user ip lies in code without\n"
+		"                          with --stacks fp: CPU samples whose user ip lies\n"
+		"                          in code without\n"
 		"                          frame pointers (a stripped libc's malloc internals)\n"
 		"                          copy SIZE of stack (default 1K; glibc's malloc\n"
 		"                          paths need < 400 bytes) in place of the fp walk,\n"
@@ -207,7 +212,7 @@ const struct option record_options[] = {
 int record__parse_opts(int argc, char **argv, struct record_opts *o)
 {
 	static const char *const samplers[] = {"cpu", "thread", NULL};
-	static const char *const stacks[] = {"fp", "dwarf", "none", NULL};
+	static const char *const stacks[] = {"fp", "dwarf", "none", "cfi", NULL};
 	static const char *const cfi_objects[] = {"system", "all", NULL};
 	char err[256];
 	int c, k;
@@ -220,6 +225,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	o->ringbuf_bytes = 0; /* auto: 64M when CUPTI may be used, else 16M */
 	o->min_gap_ns = GT_MIN_GAP_DEFAULT_NS;
 	o->stacks = true;
+	o->cfi_walk = true;
 	o->stack_bytes = 8192;
 	o->dwarf_min_ns = NSEC_PER_MSEC;
 	o->cfi_sample_bytes = CFI_SAMPLE_BYTES;
@@ -303,6 +309,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_NO_STACKS:
 			o->stacks = false;
 			o->dwarf = false;
+			o->cfi_walk = false;
 			break;
 		case OPT_STACKS:
 			k = gt_opt_choice("--stacks", optarg, stacks);
@@ -310,6 +317,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			o->stacks = k != 2;
 			o->dwarf = k == 1;
+			o->cfi_walk = k == 3;
 			break;
 		case OPT_STACK_BYTES: {
 			uint64_t v;
@@ -421,6 +429,9 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	o->dwarf_sample_bytes = GT_MIN(o->dwarf_sample_bytes, o->stack_bytes);
 	/* No user stacks, or every sample snapshotted already (--dwarf-samples). */
 	if (!o->stacks || o->dwarf_sample_bytes)
+		o->cfi_sample_bytes = 0;
+	/* The kernel's CFI walk finds the callers in code without frame pointers itself. */
+	if (o->cfi_walk)
 		o->cfi_sample_bytes = 0;
 	if (!o->pid == !o->cmd) {
 		gt_err(o->pid ? "give either -p PID or -- COMMAND, not both"

@@ -27,6 +27,7 @@ struct gaptrace_bpf;
 struct ring_buffer;
 struct syms_cache;
 struct fpless;
+struct cfimap;
 
 struct record_opts {
 	pid_t pid;
@@ -38,9 +39,10 @@ struct record_opts {
 	uint64_t ringbuf_bytes;
 	uint64_t min_gap_ns;
 	bool stacks;
-	bool dwarf;		     /* --stacks dwarf */
-	uint32_t stack_bytes;	     /* --stack-bytes */
-	uint64_t dwarf_min_ns;	     /* --dwarf-min */
+	bool dwarf;	       /* --stacks dwarf */
+	bool cfi_walk;	       /* --stacks cfi (the default): the kernel walks with CFI rows */
+	uint32_t stack_bytes;  /* --stack-bytes */
+	uint64_t dwarf_min_ns; /* --dwarf-min */
 	uint32_t dwarf_sample_bytes; /* --dwarf-samples: snapshot size, 0 off */
 	uint32_t cfi_sample_bytes;   /* --cfi-samples: snapshot size in fp-less code, 0 off */
 	uint32_t cfi_rate;	     /* --cfi-rate: such snapshots per second at most, 0 no limit */
@@ -94,6 +96,7 @@ struct recorder {
 	size_t nprocs, procs_cap;
 	struct unwinder *unw;	/* --stacks dwarf, --cfi-samples */
 	struct fpless *fpless;	/* --cfi-samples */
+	struct cfimap *cfi;	/* --stacks cfi */
 	struct fp_audit *fpa;	/* --stacks fp */
 	uint64_t unw_cpu_ns;	/* unwinding CPU time at the last stats poll */
 	uint32_t cfi_limit_min; /* the lowest per-window budget the recorder set (0: never cut) */
@@ -166,6 +169,7 @@ void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, cha
 size_t record__kv_strings(const struct capture_buf *kv, const char **out, size_t max);
 void record__write_counters(struct recorder *r, uint32_t type);
 void record__report_cpu(struct recorder *r);
+void record__report_unwind(struct recorder *r);
 /* BPF counter increases since the last poll become LOSS records; raises the reader's nice. */
 void record__poll_stats(struct recorder *r, uint64_t now);
 
