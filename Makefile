@@ -47,9 +47,9 @@ $(error gaptrace needs libbpf 1.4 or later (pkg-config finds $(shell pkg-config 
 endif
 endif
 LIBS_STATIC := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic
-# libstdc++ (shared) for __cxa_demangle: C++ frame names in flame graphs.
+# libiberty (Debian ships it static only) for C++ and Rust demangling.
 # libmicrohttpd (shared: its static build needs GnuTLS's) for monitor --listen.
-LDLIBS := $(LIBS_STATIC) -lm -lpthread -lstdc++ -lmicrohttpd
+LDLIBS := $(LIBS_STATIC) -liberty -lm -lpthread -lmicrohttpd
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
@@ -101,7 +101,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps demo test unit-test integration-test browser-test bench format format-check install fuzz cupti workloads \
+.PHONY: all clean deps demo test unit-test integration-test browser-test bench format format-check install uninstall fuzz cupti workloads \
 	gpu-workload
 
 all: $(OUTPUT)/gaptrace workloads cupti
@@ -339,10 +339,36 @@ format-check:
 		echo "gaptrace: error: not clang-formatted: $$(echo $$bad): run 'make format'" >&2; exit 1; fi; \
 	echo "  FORMAT   $(words $(FORMAT_SRCS)) files clean"
 
+# Installation: PREFIX (default /usr/local) and DESTDIR (staging) as usual.
+# record finds the CUPTI library at BINDIR/../lib/gaptrace (any PREFIX).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+MANPAGE ?= docs/gaptrace.1
+BASHCOMP ?= docs/gaptrace.bash-completion
+INSTALL_FILES := $(BINDIR)/gaptrace $(LIBDIR)/gaptrace/libgaptrace-cupti.so \
+	$(INCLUDEDIR)/gaptrace-usdt.h $(MANDIR)/man1/gaptrace.1 $(BASHCOMPDIR)/gaptrace
+
 install: $(OUTPUT)/gaptrace cupti
-	install -D -m 0755 $(OUTPUT)/gaptrace $(DESTDIR)/usr/local/bin/gaptrace
-	@if [ -f $(OUTPUT)/libgaptrace-cupti.so ]; then \
-		install -D -m 0644 $(OUTPUT)/libgaptrace-cupti.so $(DESTDIR)/usr/local/lib/gaptrace/libgaptrace-cupti.so; fi
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 0755 $(OUTPUT)/gaptrace $(DESTDIR)$(BINDIR)/gaptrace
+	$(Q)if [ -f $(OUTPUT)/libgaptrace-cupti.so ]; then \
+		install -D -m 0644 $(OUTPUT)/libgaptrace-cupti.so \
+			$(DESTDIR)$(LIBDIR)/gaptrace/libgaptrace-cupti.so; fi
+	$(Q)install -D -m 0644 cupti/gaptrace-usdt.h $(DESTDIR)$(INCLUDEDIR)/gaptrace-usdt.h
+	$(Q)if [ -f $(MANPAGE) ]; then \
+		install -D -m 0644 $(MANPAGE) $(DESTDIR)$(MANDIR)/man1/gaptrace.1; fi
+	$(Q)if [ -f $(BASHCOMP) ]; then \
+		install -D -m 0644 $(BASHCOMP) $(DESTDIR)$(BASHCOMPDIR)/gaptrace; fi
+
+# Removes what install put there, and the gaptrace library directory once empty.
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES))
+	$(Q)rmdir $(DESTDIR)$(LIBDIR)/gaptrace 2>/dev/null || true
 
 clean:
 	$(call msg,CLEAN)

@@ -35,6 +35,8 @@ const volatile __u64 cfg_dwarf_min_ns = 1000000; /* shorter intervals drop their
 const volatile __u32 cfg_fpless_bytes = 0;
 /* --cfi-rate: snapshots of fp-less samples per 100 ms, all CPUs together (0: no limit) */
 const volatile __u32 cfg_fpless_per_window = 0;
+/* The recorder's own tgid: never traced, even as a descendant of the target (-p $$). */
+const volatile __u32 cfg_self_tgid = 0;
 
 /*
  * The traced thread groups, one bit per tgid (pid_max is at most 2^22):
@@ -198,7 +200,7 @@ static __always_inline __u64 *target_word(__u32 tgid)
 
 static __always_inline bool is_target(__u32 tgid)
 {
-	if (tgid >= GT_TGID_LIMIT)
+	if (tgid >= GT_TGID_LIMIT || tgid == cfg_self_tgid)
 		return false;
 	return (*target_word(tgid) >> (tgid & 63)) & 1;
 }
@@ -801,7 +803,7 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
 	}
 	if (!cfg_follow_children)
 		return 0;
-	if (ctgid >= GT_TGID_LIMIT)
+	if (ctgid >= GT_TGID_LIMIT || ctgid == cfg_self_tgid)
 		return 0;
 	__sync_fetch_and_or(target_word(ctgid), 1ULL << (ctgid & 63));
 	/* A fork maps what its parent maps: the CFI walk works before the recorder's rescan. */

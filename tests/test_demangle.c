@@ -2,7 +2,8 @@
 /*
  * test_demangle.c: demangling vectors taken from real binaries (C++ from g++,
  * Rust legacy and v0 from rustc 1.95 and its std), checked against c++filt
- * and llvm-cxxfilt, plus malformed and hostile inputs that must not crash.
+ * and llvm-cxxfilt, plus malformed and hostile inputs that must not crash
+ * or grow without bound (gt_demangle wraps libiberty).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -181,26 +182,47 @@ static const struct vec v0_vecs[] = {
 static const struct vec v0_hand_vecs[] = {
     {"_RNvNtCs1234_3std6thread4park", "std::thread::park"},
     {"_RNvC3foo3bar.cold", "foo::bar.cold"},
-    {"_RINvC3foo3barKRe616263_E", "foo::bar::<\"abc\">"},
     {"_RINvC1a1fAhj4_E", "a::f::<[u8; 4]>"},
     {"_RINvC1a1fFhEmE", "a::f::<fn(u8) -> u32>"},
     {"_RINvC1a1fFK8C_unwindEuE", "a::f::<extern \"C-unwind\" fn()>"},
     {"_RNCNvC1a1f0", "a::f::{closure#0}"},
     {"_RINvC1a1fDNtC1b1TEL_E", "a::f::<dyn b::T>"},
-    {"_RINvC1a1fKnn123456789abcdef0123_E", "a::f::<-0x123456789abcdef0123>"},
-    {"_RINvC1a1fKc27_E", "a::f::<'\\''>"},
-    {"_RINvC1a1fKTj1_b0_EE", "a::f::<(1, false)>"},
-    {"_RINvC1a1fKAh1_h2_EE", "a::f::<[1, 2]>"},
-    {"_RINvC1a1fKVNtC1b1EUE", "a::f::<b::E>"},
     {"_RINvC1a1fTaEE", "a::f::<(i8,)>"},
     {"_RINvC1a1fRL_hE", "a::f::<&u8>"},
     {"_RNvYhNtC1a1T1f", "<u8 as a::T>::f"},
     {"_RNvC1au9bcher_kva", "a::b\xc3\xbc"
 			   "cher"},
-    /* Undecodable punycode stays visible as it was mangled. */
-    {"_RNvC1au1a", "a::punycode{a}"},
     /* An LTO suffix goes; the name is the same function. */
     {"_ZN3foo3barEv.llvm.123456", "foo::bar()"},
+};
+
+/*
+ * Where libiberty (binutils 2.40, gaptrace's demangler since #28) differs
+ * from the hand-written decoder it replaced, on corners of RFC 2603 no
+ * real binary above showed: its own rendering, so that a libiberty that
+ * changes it shows up here.  The old decoder printed -0x123456789abcdef0123
+ * (libiberty misprints constants over 64 bits), '\'' (libiberty leaves the
+ * quote unescaped), a::punycode{a} for the punycode "a" (libiberty decodes
+ * it to U+0080, which the outputs escape like any control character), and refused a lifetime no binder bound
+ * (libiberty prints its index wrapped around).
+ */
+static const struct vec v0_libiberty_vecs[] = {
+    {"_RINvC1a1fKnn123456789abcdef0123_E", "a::f::<-0x23456789abcdef0123_>"},
+    {"_RINvC1a1fKc27_E", "a::f::<'''>"},
+    {"_RNvC1au1a", "a::\xc2\x80"},
+    {"_RINvC1a1fSRL0_hE", "a::f::<[&'_18446744073709551615 u8]>"},
+};
+
+/*
+ * Const generics of str, tuple, array and ADT values (unstable Rust; the
+ * old decoder printed "abc", (1, false), [1, 2], b::E): libiberty refuses
+ * them, so they show as mangled.
+ */
+static const char *const v0_libiberty_refused[] = {
+    "_RINvC3foo3barKRe616263_E",
+    "_RINvC1a1fKTj1_b0_EE",
+    "_RINvC1a1fKAh1_h2_EE",
+    "_RINvC1a1fKVNtC1b1EUE",
 };
 
 static void test_demangle_cxx(void **state)
@@ -222,6 +244,9 @@ static void test_demangle_rust_v0(void **state)
 static void test_demangle_v0_grammar(void **state)
 {
 	check(v0_hand_vecs, GT_ARRAY_SIZE(v0_hand_vecs));
+	check(v0_libiberty_vecs, GT_ARRAY_SIZE(v0_libiberty_vecs));
+	for (size_t i = 0; i < GT_ARRAY_SIZE(v0_libiberty_refused); i++)
+		assert_null(gt_demangle(v0_libiberty_refused[i]));
 }
 
 static void test_demangle_not_mangled(void **state)
@@ -240,7 +265,6 @@ static void test_demangle_not_mangled(void **state)
 	    "_RNvC1a1fX",			      /* junk after the path */
 	    "_RNvB5_1f",			      /* back-reference forward */
 	    "_RNvB_1f",				      /* back-reference to itself */
-	    "_RINvC1a1fSRL0_hE",		      /* lifetime never bound */
 	    "_RINvC1a1fKb2_E",			      /* bool const 2 */
 	    "_ZN3foo",				      /* truncated C++ */
 	    "_ZN3std6thread4park17h0123456789abcdeE", /* 15-digit hash: not Rust */

@@ -273,6 +273,46 @@ static void test_diff_command(void **state)
 	an_result__free(ra);
 }
 
+/*
+ * --fail-on-regression (#28): exit 3 when a value grew significantly (lock
+ * added), 0 when it dropped or nothing changed, 0 without the option; the
+ * flame graph output fails the same way.
+ */
+static void test_diff_fail_on_regression(void **state)
+{
+	struct shape lock = {C_LOCK, 1, 0, -1}, none = {C_NONE, 1, 0, -1},
+		     lock2 = {C_LOCK, 7, 0, -1};
+	char pl[64], pn[64], pl2[64], out[] = "/tmp/gt_test_diff_reg_XXXXXX";
+	struct an_result *rl = analyse_shape(&lock, pl), *rn = analyse_shape(&none, pn),
+			 *rl2 = analyse_shape(&lock2, pl2);
+	int fd = mkstemp(out);
+
+	assert_true(fd >= 0);
+	close(fd);
+	{
+		char *rise[] = {"diff", pn, pl, "--fail-on-regression", "-o", out, NULL};
+		char *drop[] = {"diff", pl, pn, "--fail-on-regression", "-o", out, NULL};
+		char *plain[] = {"diff", pn, pl, "-o", out, NULL};
+		char *noise[] = {"diff", pl, pl2, "--fail-on-regression", "-o", out, NULL};
+		char *flame[] = {"diff", pn,  pl,  "--fail-on-regression", "--flame", "svg",
+				 "-o",	 out, NULL};
+
+		assert_int_equal(run_diff(6, rise), GT_EXIT_REGRESSION);
+		assert_int_equal(run_diff(6, drop), GT_EXIT_OK);
+		assert_int_equal(run_diff(5, plain), GT_EXIT_OK);
+		assert_int_equal(run_diff(6, noise), GT_EXIT_OK);
+		assert_int_equal(run_diff(8, flame), GT_EXIT_REGRESSION);
+	}
+	assert_int_equal(GT_EXIT_REGRESSION, 3);
+	unlink(out);
+	unlink(pl);
+	unlink(pn);
+	unlink(pl2);
+	an_result__free(rl);
+	an_result__free(rn);
+	an_result__free(rl2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +321,7 @@ int main(void)
 	    cmocka_unit_test(test_diff_tiny_change_is_not_a_win),
 	    cmocka_unit_test(test_diff_one_outlier_is_not_significant),
 	    cmocka_unit_test(test_diff_command),
+	    cmocka_unit_test(test_diff_fail_on_regression),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

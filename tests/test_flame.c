@@ -20,7 +20,7 @@
 #include "output/flame.h"
 #include "output/present.h"
 #include "gaptrace.h"
-#include "output/json.h"
+#include "support/json.h"
 #include "support/util.h"
 
 #include "synth_capture.h"

@@ -4,6 +4,7 @@
  * libc, vDSO, late dlopen), the kernel, and hostile ELF files.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -474,6 +475,68 @@ static void test_read_mappings_build_id(void **state)
 	assert_int_equal(n, 1);
 }
 
+/* The build id binutils' readelf -n prints for path, as bytes; its length or 0. */
+static int readelf_build_id(const char *path, uint8_t *id, size_t len)
+{
+	char cmd[4200], line[512], *p;
+	int n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned v;
+
+		p = strstr(line, "Build ID: ");
+		if (!p || n)
+			continue;
+		for (p += 10; (size_t)n < len && sscanf(p, "%2x", &v) == 1; p += 2)
+			id[n++] = (uint8_t)v;
+	}
+	pclose(f);
+	return n;
+}
+
+/*
+ * Build ids (libdw's dwelf_elf_gnu_build_id since #28) against readelf's
+ * for this test, libc and libm; a buffer too small is refused.
+ */
+static void test_build_id_vs_readelf(void **state)
+{
+	static const char *const libs[] = {"libc.so.6", "libm.so.6"};
+	const char *paths[3];
+	uint8_t want[64], got[64];
+	char exe[4096];
+	struct link_map *lm;
+	int n, m;
+
+	/* This test's file: readelf's /proc/self/exe would be readelf. */
+	self_exe(exe, sizeof(exe));
+	paths[0] = exe;
+	for (size_t i = 0; i < GT_ARRAY_SIZE(libs); i++) {
+		void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
+
+		if (!h)
+			h = dlopen(libs[i], RTLD_LAZY);
+		assert_non_null(h);
+		assert_int_equal(dlinfo(h, RTLD_DI_LINKMAP, &lm), 0);
+		paths[1 + i] = lm->l_name;
+	}
+	for (size_t i = 0; i < GT_ARRAY_SIZE(paths); i++) {
+		n = readelf_build_id(paths[i], want, sizeof(want));
+		if (!n) {
+			print_message("readelf shows no build id for %s\n", paths[i]);
+			continue;
+		}
+		m = syms_elf_build_id(paths[i], got, sizeof(got));
+		assert_int_equal(m, n);
+		assert_memory_equal(got, want, (size_t)n);
+		assert_int_equal(syms_elf_build_id(paths[i], got, (size_t)n - 1), -ENOSPC);
+	}
+}
+
 static void test_read_mappings_gone(void **state)
 {
 	struct mappings_ctx x = {.exe = ""};
@@ -707,6 +770,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_resolve_reread_rate_limited, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_resolve_other_process_and_forget, setup, teardown),
 	    cmocka_unit_test(test_read_mappings_build_id),
+	    cmocka_unit_test(test_build_id_vs_readelf),
 	    cmocka_unit_test(test_read_mappings_gone),
 	    cmocka_unit_test(test_build_id_errors),
 	    cmocka_unit_test(test_usdt_probes),

@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "output/json.h"
 #include "support/cli.h"
+#include "support/json.h"
 #include "support/outfile.h"
 #include "support/util.h"
 
@@ -309,6 +309,54 @@ static void test_out_keep_old_and_links(void **state)
 }
 
 /* gt_count_le: the elements whose key is at most the one asked, in a sorted array. */
+/*
+ * Under sudo (SUDO_UID, SUDO_GID) every output belongs to the user who ran
+ * it, so `gaptrace report` without sudo can read the capture (#28); mode
+ * stays 0600.  Without them, or with SUDO_UID=0 or junk, root keeps it.
+ */
+static void test_out_sudo_owner(void **state)
+{
+	char dir[] = "/tmp/gt_test_own_XXXXXX", cap[128], rep[128], err[512];
+	struct gt_out o;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("not root: files cannot be given away\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(cap, sizeof(cap), "%s/run.gtcap", dir);
+	snprintf(rep, sizeof(rep), "%s/report.json", dir);
+	setenv("SUDO_UID", "65534", 1);
+	setenv("SUDO_GID", "65533", 1);
+	fd = gt_out__create_keep_old(cap, err, sizeof(err));
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(stat(cap, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	assert_int_equal(st.st_gid, 65533);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(gt_out__open(&o, rep), 0);
+	fputs("{}", o.f);
+	assert_int_equal(gt_out__close(&o), 0);
+	assert_int_equal(stat(rep, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	unlink(rep);
+	setenv("SUDO_UID", "0x10", 1);
+	assert_int_equal(gt_out__open(&o, rep), 0);
+	assert_int_equal(gt_out__close(&o), 0);
+	assert_int_equal(stat(rep, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	unlink(rep);
+	unlink(cap);
+	rmdir(dir);
+}
+
 static void test_count_le(void **state)
 {
 	struct e {
@@ -332,7 +380,7 @@ int main(void)
 	    cmocka_unit_test(test_sanitize_utf8),   cmocka_unit_test(test_xml_controls),
 	    cmocka_unit_test(test_json_every_byte), cmocka_unit_test(test_parse_uint),
 	    cmocka_unit_test(test_opt_helpers),	    cmocka_unit_test(test_out_keep_old_and_links),
-	    cmocka_unit_test(test_out_no_leftover),
+	    cmocka_unit_test(test_out_no_leftover), cmocka_unit_test(test_out_sudo_owner),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

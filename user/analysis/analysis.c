@@ -175,10 +175,17 @@ int analysis__run(struct capture *c, const struct an_opts *o, struct an_result *
 		model__add_warning(
 		    r, "the capture has no END block: the recorder was stopped abruptly; "
 		       "the data up to its last flush is used");
-	if (!m->nops)
-		model__add_warning(r,
-				   "no GPU activity in this capture: was the GPU producer (CUPTI "
-				   "library or USDT probes) attached? see 'gaptrace info'");
+	/* Read by `gaptrace info` too: it must not send the reader to itself. */
+	if (!m->nops) {
+		char msg[512];
+
+		snprintf(msg, sizeof(msg),
+			 "no GPU activity in this capture (GPU source: %.200s): did the program "
+			 "use CUDA, with the CUPTI library or its own gaptrace USDT probes "
+			 "attached? 'gaptrace doctor' checks this host's GPU side",
+			 r->gpu_source);
+		model__add_warning(r, msg);
+	}
 	if (r->gpu_rejected || r->gpu_clipped) {
 		char msg[384];
 

@@ -18,7 +18,7 @@
 #include "output/cmdopts.h"
 #include "output/diff.h"
 #include "output/flame.h"
-#include "output/json.h"
+#include "support/json.h"
 #include "output/present.h"
 #include "support/util.h"
 
@@ -28,6 +28,8 @@ struct diff_opts {
 	unsigned top;
 	struct an_opts an;
 	struct df_rule rule;
+	bool fail_on_regression; /* --fail-on-regression */
+	const char *regressed;	 /* the first value that grew significantly */
 };
 
 static double efficiency(const struct an_result *r)
@@ -450,7 +452,10 @@ static void usage(FILE *f)
 		"  -n, --top N             transitions and stacks listed (default 10)\n"
 		"  -a, --alpha P           p-value threshold (default 0.01)\n"
 		"  -e, --min-effect DUR    smallest mean change per gap that matters\n"
-		"                          (default 500us)\n",
+		"                          (default 500us)\n"
+		"      --fail-on-regression\n"
+		"                          exit 3 when a category's (or the total) gap time\n"
+		"                          grew SIGNIFICANTLY (the rule above): for CI\n",
 		ST_EXACT_MAX);
 	cmdopts__help(f, 26);
 	fprintf(f, "\n"
@@ -458,8 +463,12 @@ static void usage(FILE *f)
 		   "  gaptrace diff before.gtcap after.gtcap\n"
 		   "  gaptrace diff before.gtcap after.gtcap --flame svg -o change.svg\n"
 		   "\n"
-		   "Exit codes: 0 ok (whatever the verdict), 1 a capture cannot be read,\n"
-		   "2 bad usage.\n");
+		   "A warning is printed when the captures are of different programs (executable\n"
+		   "build id, path or command line differ).\n"
+		   "\n"
+		   "Exit codes: 0 ok (whatever the verdict, unless --fail-on-regression), 1 a\n"
+		   "capture cannot be read, 2 bad usage, 3 a significant regression with\n"
+		   "--fail-on-regression.\n");
 }
 
 /*
@@ -494,15 +503,56 @@ static int diff_flame(FILE *out, const struct an_result *b, const struct an_resu
 	return ret;
 }
 
+/*
+ * Captures of two different programs compare nothing: said, not refused
+ * (a renamed or rebuilt binary is a fair before/after).  The executable's
+ * build id where both headers have it, else its path, else the command line.
+ */
+static int diff_same_program(struct cmd_job *job)
+{
+	static const char *const keys[] = {"exe_build_id", "exe", "target_cmdline", "comm"};
+
+	for (size_t i = 0; i < GT_ARRAY_SIZE(keys); i++) {
+		const char *b = capture__header(job->cap[0], keys[i]);
+		const char *a = capture__header(job->cap[1], keys[i]);
+
+		if (!b || !a)
+			continue;
+		if (strcmp(b, a))
+			gt_warn("%s and %s are captures of different programs (%s '%s' and '%s'): "
+				"the comparison may mean nothing; compare two runs of one program",
+				job->paths[0], job->paths[1], keys[i], b, a);
+		return 0;
+	}
+	return 0;
+}
+
+/* The first value (category or total) whose gap time grew significantly, or NULL. */
+static const char *diff_regression(const struct df_result *d)
+{
+	for (int k = 0; k < DF_NVAL; k++)
+		if (d->val[k].significant && d->val[k].d_mean > 0)
+			return diff__value_name(k);
+	return NULL;
+}
+
 static int diff_write(struct cmd_job *job, FILE *out)
 {
 	struct diff_opts *o = job->ctx;
 	struct an_result *rb = job->res[0], *ra = job->res[1];
 	struct df_result *d;
+	int ret = 0;
 
-	if (o->flame)
-		return diff_flame(out, rb, ra, job->cap[0], job->cap[1]);
-	d = diff__compute(rb, ra, &o->rule, job->cap[0], job->cap[1]);
+	d = o->flame && !o->fail_on_regression
+		? NULL
+		: diff__compute(rb, ra, &o->rule, job->cap[0], job->cap[1]);
+	if (d)
+		o->regressed = diff_regression(d);
+	if (o->flame) {
+		ret = diff_flame(out, rb, ra, job->cap[0], job->cap[1]);
+		diff__free(d);
+		return ret;
+	}
 	if (!strcmp(o->format, "json"))
 		diff_json(out, rb, ra, d, o);
 	else
@@ -511,13 +561,14 @@ static int diff_write(struct cmd_job *job, FILE *out)
 	return 0;
 }
 
-enum { OPT_FLAME = GT_OPT_LONG };
+enum { OPT_FLAME = GT_OPT_LONG, OPT_FAIL_ON_REGRESSION };
 const struct option diff_options[] = {
     {"format", required_argument, NULL, 'f'},
     {"flame", required_argument, NULL, OPT_FLAME},
     {"top", required_argument, NULL, 'n'},
     {"alpha", required_argument, NULL, 'a'},
     {"min-effect", required_argument, NULL, 'e'},
+    {"fail-on-regression", no_argument, NULL, OPT_FAIL_ON_REGRESSION},
     CMDOPTS_LONGOPTS,
     {},
 };
@@ -528,8 +579,12 @@ int cmd_diff(int argc, char **argv)
 	static const char *const flames[] = {"svg", NULL};
 	struct diff_opts o = {.format = "text", .top = 10};
 	/* No .what: a failed --flame write gets no message of its own. */
-	struct cmd_job job = {
-	    .an = &o.an, .formats = formats, .format = &o.format, .write = diff_write, .ctx = &o};
+	struct cmd_job job = {.an = &o.an,
+			      .formats = formats,
+			      .format = &o.format,
+			      .prepare = diff_same_program,
+			      .write = diff_write,
+			      .ctx = &o};
 	int c, ret;
 	char *end;
 
@@ -543,6 +598,9 @@ int cmd_diff(int argc, char **argv)
 			if (gt_opt_choice("--flame", optarg, flames) < 0)
 				return GT_EXIT_USAGE;
 			o.flame = optarg;
+			break;
+		case OPT_FAIL_ON_REGRESSION:
+			o.fail_on_regression = true;
 			break;
 		case 'n':
 			if (cmdopts__top(optarg, "rows", &o.top))
@@ -574,5 +632,12 @@ int cmd_diff(int argc, char **argv)
 	job.paths[0] = argv[optind];
 	job.paths[1] = argv[optind + 1];
 	job.text = !o.flame && !strcmp(o.format, "text");
-	return cmdopts__run(&job);
+	ret = cmdopts__run(&job);
+	if (ret == GT_EXIT_OK && o.fail_on_regression && o.regressed) {
+		gt_warn("regression: %s gap time grew significantly from %s to %s "
+			"(--fail-on-regression: exit %d)",
+			o.regressed, job.paths[0], job.paths[1], GT_EXIT_REGRESSION);
+		ret = GT_EXIT_REGRESSION;
+	}
+	return ret;
 }

@@ -17,7 +17,7 @@
 #include "analysis/analysis.h"
 #include "output/export.h"
 #include "output/export_priv.h"
-#include "output/json.h"
+#include "support/json.h"
 #include "output/present.h"
 #include "analysis/timeline.h"
 #include "support/util.h"

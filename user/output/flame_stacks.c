@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "output/flame_priv.h"
-#include "output/json.h"
+#include "support/json.h"
 #include "support/util.h"
 
 /* Path of node (root excluded) as string ids, root first; returns its length. */

@@ -11,7 +11,7 @@
 #include "capture/capture.h"
 #include "output/flame.h"
 #include "output/html.h"
-#include "output/json.h"
+#include "support/json.h"
 #include "output/present.h"
 #include "analysis/timeline.h"
 #include "support/util.h"

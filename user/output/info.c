@@ -14,7 +14,7 @@
 #include "capture/capture.h"
 #include "cmds.h"
 #include "gaptrace.h"
-#include "output/json.h"
+#include "support/json.h"
 #include "support/cli.h"
 #include "support/term.h"
 #include "support/util.h"
@@ -253,7 +253,7 @@ int cmd_info(int argc, char **argv)
 		json_kstr(&j, "schema", "gaptrace.info/1");
 		json_kstr(&j, "path", capture__path(c));
 		json_ku64(&j, "bytes", capture__size(c));
-		json_kstr(&j, "version", maj == 1 ? "1" : "?");
+		json_ku64(&j, "version", maj);
 		json_ku64(&j, "minor", min);
 		json_kbool(&j, "complete", s.blocks[GT_BLK_END] > 0);
 		json_kbool(&j, "truncated", capture__truncated(c));
@@ -273,20 +273,28 @@ int cmd_info(int argc, char **argv)
 			    "arch",
 			    "cmdline",
 			    "mode",
-			    "pid",
+			    "#pid",
 			    "comm",
 			    "exe",
-			    "start_mono_ns",
-			    "start_real_ns",
+			    "#start_mono_ns",
+			    "#start_real_ns",
 			    "sched_attach",
-			    "sample_period_ns",
-			    "ringbuf_bytes",
+			    "#sample_period_ns",
+			    "#ringbuf_bytes",
 			    "gpu_source",
 			};
 
-			for (size_t i = 0; i < GT_ARRAY_SIZE(keys); i++)
-				if (capture__header(c, keys[i]))
-					json_kstr(&j, keys[i], capture__header(c, keys[i]));
+			/* '#': a number, written as one (a reader should not parse it twice). */
+			for (size_t i = 0; i < GT_ARRAY_SIZE(keys); i++) {
+				bool num = keys[i][0] == '#';
+				const char *key = keys[i] + num, *v = capture__header(c, key);
+				uint64_t n;
+
+				if (v && num && !gt_parse_uint(v, 0, UINT64_MAX, &n))
+					json_ku64(&j, key, n);
+				else if (v)
+					json_kstr(&j, key, v);
+			}
 		}
 		json_obj_end(&j);
 		json_key(&j, "records");

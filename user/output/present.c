@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "output/json.h"
+#include "support/json.h"
 #include "output/present.h"
 #include "support/util.h"
 

@@ -18,7 +18,7 @@
 #include "output/html.h"
 #include "output/cmdopts.h"
 #include "output/present.h"
-#include "output/json.h"
+#include "support/json.h"
 #include "support/term.h"
 #include "support/util.h"
 

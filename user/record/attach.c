@@ -478,6 +478,9 @@ static int scan_cb(const struct syms_mapping *m, void *ctx)
 	/* Cut short (the process exited or was exec'ing): the next scan tries it again. */
 	if (sc->a->gone)
 		sc->a->nseen--;
+	if (sc->a->progress)
+		sc->a->progress(sc->a->progress_ctx, sc->a->nseen,
+				sc->a->usdt_links + sc->a->uprobe_links);
 	return 0;
 }
 

@@ -127,6 +127,17 @@ size_t attacher__attached_names(const struct attacher *a, char *buf, size_t len)
  * readable for the capture's END block.
  */
 void attacher__detach(struct attacher *a);
+/*
+ * While attacher__detach's links close: how many are closed of how many;
+ * false once they all are (attacher__free then returns at once).
+ */
+bool attacher__detach_pending(struct attacher *a, size_t *closed, size_t *total);
+/*
+ * fn is called after each object a scan attached to, with the objects and
+ * the USDT and uprobe links so far: for a status line during a long attach.
+ */
+void attacher__on_progress(struct attacher *a,
+			   void (*fn)(void *ctx, size_t objects, unsigned links), void *ctx);
 /* Waits for the detach, frees everything. NULL-safe. */
 void attacher__free(struct attacher *a);
 

@@ -2,7 +2,8 @@
 /*
  * attach_detach.c: takes gaptrace's probes off processes that exited while
  * the recording runs (the reapers), and off everything at the stop, without
- * holding up the capture.
+ * holding up the capture; how far an attach or a detach got, for the status
+ * line.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -145,14 +146,17 @@ void attach__reapers_join(struct attacher *a)
 struct detach_slice {
 	struct attacher *a;
 	size_t n, from, step;
+	size_t *closed; /* the attacher's count of links closed */
 };
 
 static void *detach_slice(void *arg)
 {
 	struct detach_slice *d = arg;
 
-	for (size_t i = d->from; i < d->n; i += d->step)
+	for (size_t i = d->from; i < d->n; i += d->step) {
 		attach__destroy_link(d->a, &d->a->links[i]);
+		__atomic_fetch_add(d->closed, 1, __ATOMIC_RELAXED);
+	}
 	return NULL;
 }
 
@@ -170,7 +174,7 @@ static void destroy_links(struct attacher *a, size_t n)
 	size_t nth = GT_MIN(n, (size_t)DETACH_THREADS);
 
 	for (size_t k = 0; k < nth; k++) {
-		d[k] = (struct detach_slice){a, n, k, nth};
+		d[k] = (struct detach_slice){a, n, k, nth, &a->nclosed};
 		/* The first slice is this thread's own work. */
 		started[k] = k && !pthread_create(&th[k], NULL, detach_slice, &d[k]);
 	}
@@ -250,4 +254,18 @@ void attacher__free(struct attacher *a)
 	free(a->seen);
 	free(a->attached);
 	free(a);
+}
+
+bool attacher__detach_pending(struct attacher *a, size_t *closed, size_t *total)
+{
+	*total = a->ndetach;
+	*closed = __atomic_load_n(&a->nclosed, __ATOMIC_RELAXED);
+	return a->detaching && *closed < *total;
+}
+
+void attacher__on_progress(struct attacher *a,
+			   void (*fn)(void *ctx, size_t objects, unsigned links), void *ctx)
+{
+	a->progress = fn;
+	a->progress_ctx = ctx;
 }

@@ -76,7 +76,10 @@ struct attacher {
 	bool detaching;
 	bool detached;	/* attacher__detach ran: later links close at once */
 	size_t ndetach; /* links handed to the detacher */
+	size_t nclosed; /* ... of them closed so far (atomic: the detacher's threads count) */
 	uint64_t detach_from_ns;
+	void (*progress)(void *ctx, size_t objects, unsigned links); /* attacher__on_progress */
+	void *progress_ctx;
 };
 
 /* attach.c */

@@ -2,11 +2,12 @@
 /*
  * doctor.c: `gaptrace doctor` — checks that this host can record (privileges,
  * BTF, tracepoints, ring buffer, uprobes, sampling, kernel symbols, the BPF
- * programs themselves, debug symbols of libc and libstdc++) and says how to
- * fix what is missing.
+ * programs themselves, debug symbols of libc and libstdc++; the GPU side in
+ * doctor_gpu.c) and says how to fix what is missing, as text or JSON.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -21,26 +22,92 @@
 #include "cmds.h"
 #include "gaptrace.skel.h"
 #include "record/attach.h"
+#include "record/doctor_priv.h"
 #include "record/sysprobe.h"
 #include "support/cli.h"
 #include "support/safeopen.h"
+#include "support/json.h"
 #include "support/util.h"
 #include "symbols/dwmod.h"
 #include "symbols/live.h"
 
-enum verdict { OK, WARN, FAIL };
+#define OK   DOCTOR_OK
+#define WARN DOCTOR_WARN
+#define FAIL DOCTOR_FAIL
 
 static int nfail, nwarn;
 
-static void check(enum verdict v, const char *what, const char *detail, const char *fix)
+/* The checks, kept for the output at the end. */
+static struct doctor_result {
+	enum doctor_verdict v;
+	char *what, *detail, *fix;
+} results[64];
+static size_t nresults;
+
+void doctor__check(enum doctor_verdict v, const char *what, const char *detail, const char *fix)
+{
+	nfail += v == FAIL;
+	nwarn += v == WARN;
+	if (nresults == GT_ARRAY_SIZE(results))
+		return;
+	results[nresults++] = (struct doctor_result){v, gt_xstrdup(what), gt_xstrdup(detail),
+						     fix ? gt_xstrdup(fix) : NULL};
+}
+
+static void check(enum doctor_verdict v, const char *what, const char *detail, const char *fix)
+{
+	doctor__check(v, what, detail, fix);
+}
+
+static void print_text(const struct utsname *u)
 {
 	static const char *const tags[] = {"[ ok ]", "[warn]", "[FAIL]"};
 
-	printf("%s %-22s %s\n", tags[v], what, detail);
-	if (v != OK && fix)
-		printf("       %-22s fix: %s\n", "", fix);
-	nfail += v == FAIL;
-	nwarn += v == WARN;
+	printf("gaptrace %s doctor on %s (%s %s, %s)\n\n", GT_VERSION, u->nodename, u->sysname,
+	       u->release, u->machine);
+	for (size_t i = 0; i < nresults; i++) {
+		printf("%s %-22s %s\n", tags[results[i].v], results[i].what, results[i].detail);
+		if (results[i].v != OK && results[i].fix)
+			printf("       %-22s fix: %s\n", "", results[i].fix);
+	}
+	printf("\n%s: %d problem(s), %d warning(s)\n",
+	       nfail ? "recording will NOT work" : "recording will work", nfail, nwarn);
+}
+
+/* Schema gaptrace.doctor/1: docs/report-schema.md. */
+static void print_json(const struct utsname *u)
+{
+	static const char *const status[] = {"ok", "warn", "fail"};
+	struct json j;
+
+	json_init(&j, stdout, true);
+	json_obj_begin(&j);
+	json_kstr(&j, "schema", "gaptrace.doctor/1");
+	json_kstr(&j, "gaptrace_version", GT_VERSION);
+	json_kstr(&j, "host", u->nodename);
+	json_kstr(&j, "kernel", u->release);
+	json_kstr(&j, "arch", u->machine);
+	json_kbool(&j, "recording_will_work", !nfail);
+	json_ki64(&j, "problems", nfail);
+	json_ki64(&j, "warnings", nwarn);
+	json_key(&j, "checks");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < nresults; i++) {
+		json_obj_begin(&j);
+		json_kstr(&j, "name", results[i].what);
+		json_kstr(&j, "status", status[results[i].v]);
+		json_kbool(&j, "ok", results[i].v == OK);
+		json_kstr(&j, "detail", results[i].detail);
+		json_key(&j, "fix");
+		if (results[i].v != OK && results[i].fix)
+			json_str(&j, results[i].fix);
+		else
+			json_null(&j);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	fputc('\n', stdout);
 }
 
 static bool kallsyms_readable(void)
@@ -201,15 +268,18 @@ static void check_debug_symbols(void)
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: gaptrace doctor [options]\n\n"
-		   "Checks whether this host can run 'gaptrace record' and says how to fix\n"
-		   "what is missing.\n\n"
-		   "Options:\n");
+		   "Checks whether this host can run 'gaptrace record' (kernel, privileges) and\n"
+		   "see GPU activity (the CUPTI library and libcupti, libcuda, ptrace for live\n"
+		   "injection), and says how to fix what is missing.\n\n"
+		   "Options:\n"
+		   "  -f, --format text|json  output format (json: schema gaptrace.doctor/1)\n");
 	gt_help_opt(f, 19, GT_HELP_VERBOSE);
 	gt_help_opt(f, 19, GT_HELP_HELP);
 	fprintf(f, "\nExit codes: 0 when recording will work, 1 otherwise, 2 bad usage.\n");
 }
 
 const struct option doctor_options[] = {
+    {"format", required_argument, NULL, 'f'},
     GT_LONGOPT_VERBOSE,
     GT_LONGOPT_HELP,
     {},
@@ -217,13 +287,21 @@ const struct option doctor_options[] = {
 
 int cmd_doctor(int argc, char **argv)
 {
+	static const char *const formats[] = {"text", "json", NULL};
 	char msg[256], err[256];
 	struct utsname u;
-	bool priv, tracefs;
+	bool priv, tracefs, json = false;
 	int c, k;
 
 	optind = 1;
 	while ((c = gt_getopt(argc, argv, doctor_options, false)) != -1) {
+		if (c == 'f') {
+			k = gt_opt_choice("--format", optarg, formats);
+			if (k < 0)
+				return GT_EXIT_USAGE;
+			json = k == 1;
+			continue;
+		}
 		k = gt_opt_common(c, "doctor", usage);
 		if (k != GT_OPT_NEXT)
 			return k;
@@ -234,8 +312,6 @@ int cmd_doctor(int argc, char **argv)
 	}
 	gt_libbpf_logging();
 	uname(&u);
-	printf("gaptrace %s doctor on %s (%s %s, %s)\n\n", GT_VERSION, u.nodename, u.sysname,
-	       u.release, u.machine);
 
 	priv = gt_check_privileges(err, sizeof(err)) == 0;
 	check(priv ? OK : FAIL, "privileges",
@@ -300,8 +376,16 @@ int cmd_doctor(int argc, char **argv)
 	      "run as root, or sysctl kernel.kptr_restrict=0");
 	check(OK, "kprobes/fentry", "not used (gaptrace needs neither)", NULL);
 	check_debug_symbols();
+	doctor__check_gpu();
 
-	printf("\n%s: %d problem(s), %d warning(s)\n",
-	       nfail ? "recording will NOT work" : "recording will work", nfail, nwarn);
+	if (json)
+		print_json(&u);
+	else
+		print_text(&u);
+	for (size_t i = 0; i < nresults; i++) {
+		free(results[i].what);
+		free(results[i].detail);
+		free(results[i].fix);
+	}
 	return nfail ? GT_EXIT_FAIL : GT_EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gaptrace.h"
 #include "gaptrace.skel.h"
@@ -115,7 +116,8 @@ static void add_children(struct recorder *r, pid_t pid)
 
 			if (end == s)
 				break;
-			if (c > 0 && !find(r, (pid_t)c) &&
+			/* gaptrace run from the target's shell (-p $$) does not trace itself. */
+			if (c > 0 && c != getpid() && !find(r, (pid_t)c) &&
 			    record__follow_set_traced(r, (pid_t)c, true))
 				add(r, (pid_t)c);
 		}

@@ -57,6 +57,10 @@ const char *gpu_find_cupti_lib(const char *override)
 			snprintf(path, sizeof(path), "%s/" CUPTI_LIB, exe);
 			if (access(path, R_OK) == 0)
 				return path;
+			/* Installed: PREFIX/bin/gaptrace, PREFIX/lib/gaptrace/ (make install). */
+			snprintf(path, sizeof(path), "%s/../lib/gaptrace/" CUPTI_LIB, exe);
+			if (access(path, R_OK) == 0 && realpath(path, exe))
+				return strcpy(path, exe);
 		}
 	}
 	snprintf(path, sizeof(path), "/usr/local/lib/gaptrace/" CUPTI_LIB);

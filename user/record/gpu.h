@@ -35,7 +35,8 @@ int gpu_mode_parse(const char *s, enum gpu_mode *mode);
 
 /*
  * Finds libgaptrace-cupti.so: the override, $GAPTRACE_CUPTI_LIB, next to the
- * gaptrace binary, then /usr/local/lib/gaptrace.  NULL when none exists.
+ * gaptrace binary, in ../lib/gaptrace from it (make install's layout for any
+ * PREFIX), then /usr/local/lib/gaptrace.  NULL when none exists.
  */
 const char *gpu_find_cupti_lib(const char *override);
 

@@ -149,6 +149,15 @@ static void flush_all(struct recorder *r)
 	record_sink__flush(&r->sink);
 }
 
+static void attach_progress(void *ctx, size_t objects, unsigned links)
+{
+	struct recorder *r = ctx;
+
+	record__step(
+	    r, false, "attaching to pid %d: %zu process%s, %zu objects scanned, %u probes attached",
+	    r->pid, GT_MAX(r->nprocs, (size_t)1), r->nprocs > 1 ? "es" : "", objects, links);
+}
+
 /* The scheduler programs (tp_btf; the raw_tp flavour was removed). */
 struct sched_prog {
 	struct bpf_program *prog;
@@ -296,7 +305,7 @@ int record__run(struct recorder *r)
 			r->rescan = false;
 		}
 		if (r->progress && now - r->last_progress_ns >= PROGRESS_NS)
-			record__progress_line(r, now, false);
+			record__progress(r, now, false);
 		if (r->sink.write_err) {
 			r->stop_reason = "write-error";
 			return r->sink.write_err;
@@ -384,6 +393,7 @@ static int setup_bpf(struct recorder *r)
 	r->skel->rodata->cfg_kstacks = o->stacks;
 	r->skel->rodata->cfg_stack_id_shift = stack_id_shift();
 	r->skel->rodata->cfg_follow_children = o->follow_children;
+	r->skel->rodata->cfg_self_tgid = (uint32_t)getpid();
 	r->skel->rodata->cfg_wakeup_bytes = o->ringbuf_bytes / 4;
 	bpf_map__set_max_entries(r->skel->maps.events, (uint32_t)o->ringbuf_bytes);
 	/* Snapshot maps sized to --stack-bytes; a token size when dwarf is off. */
@@ -432,6 +442,7 @@ int record__start(struct recorder *r, int argc, char **argv)
 		goto out;
 	}
 	gt_libbpf_logging();
+	r->progress = o->progress == 1 || (o->progress == -1 && isatty(STDERR_FILENO));
 	/*
 	 * Attaching is a burst of CPU work (BPF verification, symbol tables,
 	 * /proc): at nice 0 behind a target's 32 busy threads on 2 CPUs it
@@ -503,6 +514,7 @@ int record__start(struct recorder *r, int argc, char **argv)
 		    o->gpu.cupti_lib && o->gpu.mode != GPU_NONE && o->gpu.mode != GPU_UPROBE
 			? 64 << 20
 			: 16 << 20;
+	record__step(r, true, "loading the BPF programs");
 	if (setup_bpf(r))
 		goto out;
 	if (o->cfi_walk) {
@@ -559,6 +571,7 @@ int record__start(struct recorder *r, int argc, char **argv)
 	if (o->cfi_sample_bytes)
 		r->fpless = fpless__new(bpf_map__fd(r->skel->maps.fpless), o->cfi_all);
 	r->att = attacher__new(r->skel, &o->probes);
+	attacher__on_progress(r->att, attach_progress, r);
 	r->start_ns = gt_now_mono_ns();
 	record__header_kv(r, &kv, argc, argv);
 	r->w = capture_writer__open(
@@ -593,6 +606,7 @@ int record__start(struct recorder *r, int argc, char **argv)
 	 */
 	syms_cache__load_kernel(r->syms);
 	/* Scheduler first: from here on every switch of the target is seen. */
+	record__step(r, true, "attaching to pid %d: scheduler tracepoints", r->pid);
 	if (attach_sched(r))
 		goto out;
 	if (o->cmd) {
@@ -628,12 +642,14 @@ int record__start(struct recorder *r, int argc, char **argv)
 	/* Launch mode: the child is still our fork until it execs; its ranges come after. */
 	if (r->cfi && !o->cmd)
 		cfimap__update(r->cfi, r->pid);
+	/* Later scans run beside the status line: no step lines from them. */
+	attacher__on_progress(r->att, NULL, NULL);
+	record__step_done(r);
 	if (!o->cmd) {
 		record__emit_threads(r, r->pid);
 		record__emit_mappings(r, r->pid);
 	}
 	r->last_stats_ns = r->last_flush_ns = r->last_progress_ns = r->last_rescan_ns = r->start_ns;
-	r->progress = o->progress == 1 || (o->progress == -1 && isatty(STDERR_FILENO));
 	if (o->cmd && record__release_child(r, r->status_fd, o->cmd[0]))
 		goto out;
 	r->status_fd = -1;
@@ -667,11 +683,12 @@ out:
 /*
  * The stop after the run loop (e its result): detach, drain, close the
  * intervals still open, write the last blocks and say what was written.
- * Returns the command's exit code.
+ * Returns the command's exit code (record__exit_code: a launched command's).
  */
 int record__finish(struct recorder *r, int e)
 {
 	struct record_opts *o = r->o;
+	int ret;
 
 	r->end_ns = gt_now_mono_ns();
 	if (o->cmd && !r->target_gone)
@@ -700,54 +717,35 @@ int record__finish(struct recorder *r, int e)
 	record__write_counters(r, GT_BLK_COUNTERS);
 	record__write_counters(r, GT_BLK_END);
 	if (r->progress)
-		record__progress_line(r, r->end_ns, true);
+		record__progress(r, r->end_ns, true);
 	e = e ? e : r->sink.write_err;
 	if (capture_writer__close(r->w) && !e) {
 		gt_err("cannot finish writing %s: %s", o->output, strerror(errno));
 		e = -EIO;
 	}
 	r->w = NULL;
-	if (r->target_gone && r->end_ns - r->target_gone_ns >= 100 * NSEC_PER_MSEC)
-		gt_info("pid %d exited after %.1f s; the processes followed from it were recorded "
-			"until %.1f s (%s)",
-			r->pid, (r->target_gone_ns - r->start_ns) / 1e9,
-			(r->end_ns - r->start_ns) / 1e9,
-			!strcmp(r->stop_reason ? r->stop_reason : "", "target-exit")
-			    ? "they exited"
-			    : r->stop_reason);
-	else if (r->target_gone && !o->cmd)
-		gt_warn("pid %d exited after %.1f s: the capture ends there", r->pid,
-			(r->end_ns - r->start_ns) / 1e9);
-	if (r->target_gone && o->cmd) {
-		if (WIFEXITED(r->target_status))
-			gt_info("'%s' exited with status %d", o->cmd[0],
-				WEXITSTATUS(r->target_status));
-		else if (WIFSIGNALED(r->target_status))
-			gt_warn("'%s' was killed by signal %d", o->cmd[0],
-				WTERMSIG(r->target_status));
-	}
 	if (r->fpa)
 		fp_audit__report(r->fpa, offsetof(struct gt_ustack, data) + 8192);
-	if (r->stats[GT_STAT_RB_LOST])
-		gt_warn("%llu events were lost (ring buffer full): raise --ringbuf-size; "
-			"reports show the affected time as unknown",
-			(unsigned long long)r->stats[GT_STAT_RB_LOST]);
+	ret = record__summary(r, e);
+	/* Waits for the links still closing (13 s for a big target's uprobes). */
 	{
-		char size[32];
-		struct stat st = {};
+		size_t closed, total;
+		bool pending = attacher__detach_pending(r->att, &closed, &total);
 
-		stat(o->output, &st);
-		gt_info("wrote %s: %s, %llu records, %llu lost, %.1f s; next: gaptrace report %s",
-			o->output, gt_fmt_bytes((uint64_t)st.st_size, size, sizeof(size)),
-			(unsigned long long)r->sink.events,
-			(unsigned long long)r->stats[GT_STAT_RB_LOST],
-			(r->end_ns - r->start_ns) / 1e9, o->output);
+		while (total) {
+			record__step(r, true, "detaching: %zu of %zu probe links closed", closed,
+				     total);
+			if (!pending)
+				break;
+			usleep(250 * 1000);
+			pending = attacher__detach_pending(r->att, &closed, &total);
+		}
 	}
-	/* Waits for the links still closing. */
+	record__step_done(r);
 	attacher__free(r->att);
 	r->att = NULL;
 	record__report_cpu(r);
-	return e ? GT_EXIT_FAIL : GT_EXIT_OK;
+	return ret;
 }
 
 /* Frees what record__start made (safe after any failure); closes the capture. */

@@ -26,10 +26,21 @@
 #include "support/term.h"
 #include "support/util.h"
 #include "symbols/bounds.h"
+#include "symbols/elf.h"
+
+/* len bytes as lowercase hex in out (2 * len + 1 bytes). */
+static const char *hex(const uint8_t *b, size_t len, char *out)
+{
+	for (size_t i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+	out[2 * len] = '\0';
+	return out;
+}
 
 void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, char **argv)
 {
 	char buf[4096], exe[PATH_MAX], path[64];
+	uint8_t id[20];
 	struct utsname u;
 	size_t off = 0;
 	long n;
@@ -61,6 +72,9 @@ void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, cha
 		exe[n] = '\0';
 		capture_buf__kv(kv, "exe", "%s", exe);
 	}
+	/* `diff` warns when two captures are of different programs. */
+	if ((r->exe || n > 0) && (n = syms_elf_build_id(r->exe ? r->exe : exe, id, sizeof(id))) > 0)
+		capture_buf__kv(kv, "exe_build_id", "%s", hex(id, (size_t)n, buf));
 	if (r->o->cmd) {
 		off = 0;
 		for (int i = 0; r->o->cmd[i] && off < sizeof(buf) - 1; i++)
@@ -253,78 +267,50 @@ void record__write_counters(struct recorder *r, uint32_t type)
 	capture_buf__free(&kv);
 }
 
-/* The live status line on stderr (final: the last one, with its newline). */
-void record__progress_line(struct recorder *r, uint64_t now, bool final)
-{
-	char ev[32], size[32];
-	double secs = (now - r->start_ns) / 1e9;
-	double dt = (now - r->last_progress_ns) / 1e9;
-	double rate = dt > 0 ? (r->sink.events - r->events_at_progress) / dt : 0;
-	uint64_t lost = r->stats[GT_STAT_RB_LOST];
-	bool red = lost && term__color(stderr);
-
-	if (rate >= 1e6)
-		snprintf(ev, sizeof(ev), "%.1fM", rate / 1e6);
-	else if (rate >= 1e3)
-		snprintf(ev, sizeof(ev), "%.1fk", rate / 1e3);
-	else
-		snprintf(ev, sizeof(ev), "%.0f", rate);
-	fprintf(stderr, "\r\033[K[gaptrace] pid %d  %.1f s  %s ev/s  lost %s%llu%s  gaps %llu  %s",
-		r->pid, secs, ev, red ? "\033[1;31m" : "", (unsigned long long)lost,
-		red ? "\033[0m" : "", (unsigned long long)r->sink.gaps,
-		gt_fmt_bytes(capture_writer__bytes(r->w), size, sizeof(size)));
-	if (final)
-		fputc('\n', stderr);
-	fflush(stderr);
-	gt_log_set_progress_active(!final);
-	r->events_at_progress = r->sink.events;
-	r->last_progress_ns = now;
-}
-
-/* What recording cost gaptrace itself, and --stacks dwarf's share of it. */
+/*
+ * What recording cost gaptrace itself.  The snapshot accounting of the
+ * default --cfi-samples (and its budget, cut at times) is nothing a user can
+ * act on: shown under -v only; --stacks dwarf, asked for, shows it always.
+ */
 void record__report_cpu(struct recorder *r)
 {
 	struct rusage ru;
 	double user, sys, secs = (double)(r->end_ns - r->start_ns) / 1e9;
+	void (*say)(const char *fmt, ...) = r->o->dwarf ? gt_info : gt_dbg;
+	struct unwind_stats us;
+	char size[32];
+	uint64_t n;
 
 	if (getrusage(RUSAGE_SELF, &ru))
 		return;
 	user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
 	sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	if (r->unw) {
-		struct unwind_stats us;
-		char size[32];
-		uint64_t n;
-
-		unwinder__stats(r->unw, &us);
-		n = r->stats[GT_STAT_USTACK_SENT];
-		gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU); %s: "
-			"%llu snapshots (%s, %llu B each in the ring buffer), %llu unwound (%.0f "
-			"us each), %llu dropped, %llu without a slot",
-			user, sys, secs > 0 ? 100.0 * (user + sys) / secs : 0.0,
-			r->o->dwarf ? "dwarf" : "samples in code without frame pointers",
-			(unsigned long long)n,
-			gt_fmt_bytes(r->stats[GT_STAT_USTACK_BYTES], size, sizeof(size)),
-			(unsigned long long)(n ? offsetof(struct gt_ustack, data) +
-						     r->stats[GT_STAT_USTACK_BYTES] / n
-					       : 0),
-			(unsigned long long)(us.snapshots - us.failed),
-			us.snapshots ? (double)us.cpu_ns / 1e3 / (double)us.snapshots : 0.0,
-			(unsigned long long)r->stats[GT_STAT_USTACK_LOST],
-			(unsigned long long)r->stats[GT_STAT_USTACK_FULL]);
-		if (r->cfi_limit_min)
-			gt_info("unwinding took over %.1f%% of a CPU at times: CPU samples' stack "
-				"snapshots were cut to as few as %u/s (--cfi-rate %u/s; the rest "
-				"took the fp walk, %llu samples)",
-				100 * cfi_cpu_share(), r->cfi_limit_min * 10,
-				r->skel->rodata->cfg_fpless_per_window * 10,
-				(unsigned long long)r->stats[GT_STAT_FPLESS_OVER]);
-		return;
-	}
 	gt_info("recorder CPU %.2f s user + %.2f s system (%.1f%% of one CPU)", user, sys,
 		secs > 0 ? 100.0 * (user + sys) / secs : 0.0);
 	if (r->cfi)
 		record__report_unwind(r);
+	if (!r->unw)
+		return;
+	unwinder__stats(r->unw, &us);
+	n = r->stats[GT_STAT_USTACK_SENT];
+	say("%s: %llu snapshots (%s, %llu B each in the ring buffer), %llu unwound (%.0f us "
+	    "each), %llu dropped, %llu without a slot",
+	    r->o->dwarf ? "dwarf" : "samples in code without frame pointers", (unsigned long long)n,
+	    gt_fmt_bytes(r->stats[GT_STAT_USTACK_BYTES], size, sizeof(size)),
+	    (unsigned long long)(n ? offsetof(struct gt_ustack, data) +
+					 r->stats[GT_STAT_USTACK_BYTES] / n
+				   : 0),
+	    (unsigned long long)(us.snapshots - us.failed),
+	    us.snapshots ? (double)us.cpu_ns / 1e3 / (double)us.snapshots : 0.0,
+	    (unsigned long long)r->stats[GT_STAT_USTACK_LOST],
+	    (unsigned long long)r->stats[GT_STAT_USTACK_FULL]);
+	if (r->cfi_limit_min)
+		gt_dbg("unwinding took over %.1f%% of a CPU at times: CPU samples' stack snapshots "
+		       "were cut to as few as %u/s (--cfi-rate %u/s; %llu samples took the fp walk "
+		       "instead)",
+		       100 * cfi_cpu_share(), r->cfi_limit_min * 10,
+		       r->skel->rodata->cfg_fpless_per_window * 10,
+		       (unsigned long long)r->stats[GT_STAT_FPLESS_OVER]);
 }
 
 /* --stacks cfi: how the kernel's walks ended, and what the tables cost. */

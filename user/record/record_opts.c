@@ -118,16 +118,25 @@ static void usage(FILE *f)
 		"                          missing, cannot be injected, or CUPTI refuses it\n"
 		"                          (Nsight attached): the report says which was used\n"
 		"      --cupti-lib PATH    libgaptrace-cupti.so to use (default: next to the\n"
-		"                          gaptrace binary, then /usr/local/lib/gaptrace)\n"
+		"                          gaptrace binary, in ../lib/gaptrace from it, then\n"
+		"                          /usr/local/lib/gaptrace)\n"
 		"      --progress, --no-progress\n"
 		"                          force the live status line on/off (default: on when\n"
 		"                          stderr is a terminal)\n"
+		"      --summary-json FILE the closing summary (capture, records, lost, GPU\n"
+		"                          operations, the command's exit status) as JSON in\n"
+		"                          FILE (- for stdout); schema gaptrace.record-summary/1\n"
 		"  -v, --verbose           more detail (twice: libbpf debug output)\n");
 	gt_help_opt(f, 26, GT_HELP_MIN_GAP);
 	fputs("                          (for the live gap count; report has its own)\n", f);
 	gt_help_opt(f, 26, GT_HELP_COLOR);
 	gt_help_opt(f, 26, GT_HELP_HELP);
 	fprintf(f, "\n" GT_HELP_DUR "\n"
+		   "Exit status: a launched COMMAND's own status when it exited (128 + N when\n"
+		   "signal N killed it, as a shell reports it); 0 when -p was used or the\n"
+		   "recording stopped (-d, Ctrl-C) before COMMAND ended; 1 when gaptrace itself\n"
+		   "failed, 2 for bad usage.\n"
+		   "\n"
 		   "Environment:\n"
 		   "  GAPTRACE_DEBUGINFO_PATH where separate debug info is looked for (build-id\n"
 		   "                          trees, .gnu_debuglink files), in elfutils'\n"
@@ -164,9 +173,11 @@ enum {
 	OPT_NO_PROGRESS,
 	OPT_SAMPLER,
 	OPT_SAMPLE_PERIOD,
+	OPT_SUMMARY_JSON,
 };
 
 const struct option record_options[] = {
+    {"summary-json", required_argument, NULL, OPT_SUMMARY_JSON},
     {"pid", required_argument, NULL, 'p'},
     {"output", required_argument, NULL, 'o'},
     {"duration", required_argument, NULL, 'd'},
@@ -397,6 +408,9 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NO_PROGRESS:
 			o->progress = 0;
+			break;
+		case OPT_SUMMARY_JSON:
+			o->summary_json = optarg;
 			break;
 		default:
 			k = gt_opt_common(c, "record", usage);

@@ -6,7 +6,8 @@
  * launches the target, record_drain.c closes what is open at the end,
  * record_sink.c (public) translates records, record_meta.c writes what the
  * capture says about the recording and turns BPF counters into LOSS records,
- * follow.c follows the target's descendants).  Included only by user/record/record*.c and target.c.
+ * follow.c follows the target's descendants, record_summary.c tells the
+ * operator how it went).  Included only by user/record/record*.c and target.c.
  */
 #ifndef GT_RECORD_PRIV_H
 #define GT_RECORD_PRIV_H
@@ -52,6 +53,7 @@ struct record_opts {
 	struct probe_table probes;
 	struct gpu_setup gpu;
 	const char *cupti_lib;
+	const char *summary_json; /* --summary-json FILE: the closing summary as JSON */
 };
 
 struct recorder {
@@ -76,6 +78,7 @@ struct recorder {
 	bool rb_behind; /* the last round stopped at RB_SLICE_NS with data left */
 	uint64_t last_stats_ns, last_flush_ns, last_progress_ns, last_rescan_ns;
 	uint64_t events_at_progress;
+	uint64_t last_step_ns; /* record__step: the last attach/detach status line */
 	uint64_t lost_loss_records;
 	uint64_t misses;	   /* BPF program runs skipped by the kernel */
 	uint64_t sampling_from_ns; /* when the samplers were attached */
@@ -166,9 +169,23 @@ void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, cha
 size_t record__kv_strings(const struct capture_buf *kv, const char **out, size_t max);
 void record__write_counters(struct recorder *r, uint32_t type);
 void record__report_cpu(struct recorder *r);
-void record__progress_line(struct recorder *r, uint64_t now, bool final);
 void record__report_unwind(struct recorder *r);
 /* BPF counter increases since the last poll become LOSS records; raises the reader's nice. */
 void record__poll_stats(struct recorder *r, uint64_t now);
+
+/*
+ * record_summary.c: the live status line (final: the whole recording's
+ * rate); step writes a status line while attaching or detaching (at most 4/s
+ * unless force; only with the status line on), step_done clears it;
+ * summary prints the closing lines, writes --summary-json and returns the
+ * exit status (exit_code: record's failure 1, else a launched command's
+ * status, 128 + signal when killed).
+ */
+void record__progress(struct recorder *r, uint64_t now, bool final);
+void record__step(struct recorder *r, bool force, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void record__step_done(struct recorder *r);
+int record__exit_code(const struct recorder *r, int err);
+int record__summary(struct recorder *r, int err);
 
 #endif /* GT_RECORD_PRIV_H */

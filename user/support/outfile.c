@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,12 +148,42 @@ static int link_anon(struct gt_out *o)
 	return -1;
 }
 
+/*
+ * Under sudo the outputs go to the user who ran it (SUDO_UID, SUDO_GID), so
+ * the next step, `gaptrace report` without sudo, can read them; mode stays
+ * 0600.  Anything but a plain non-zero id leaves the file root's.
+ */
+bool gt_out__invoker(uid_t *uid, gid_t *gid)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	uint64_t v;
+
+	if (geteuid() != 0 || !u || gt_parse_uint(u, 1, UINT32_MAX - 1, &v))
+		return false;
+	*uid = (uid_t)v;
+	*gid = (gid_t)-1;
+	if (g && !gt_parse_uint(g, 0, UINT32_MAX - 1, &v))
+		*gid = (gid_t)v;
+	return true;
+}
+
+static void give_to_invoker(int fd)
+{
+	uid_t uid;
+	gid_t gid;
+
+	if (gt_out__invoker(&uid, &gid) && fchown(fd, uid, gid))
+		gt_dbg("cannot give an output file to uid %u: %s", (unsigned)uid, strerror(errno));
+}
+
 static int create_excl(int dfd, const char *name)
 {
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
 			0600);
 	int e;
 
+	if (fd >= 0)
+		give_to_invoker(fd);
 	if (fd < 0 || !fchmod(fd, 0600))
 		return fd;
 	e = errno;
@@ -229,6 +260,8 @@ int gt_out__open(struct gt_out *o, const char *path)
 	} else {
 		fd = openat(o->dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 		o->anon = fd >= 0;
+		if (fd >= 0)
+			give_to_invoker(fd);
 		/* A leading dot hides it; the base is cut so the name stays under NAME_MAX. */
 		for (int i = 0; i < 100 && fd < 0; i++) {
 			free(o->tmp);

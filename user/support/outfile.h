@@ -6,18 +6,26 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /*
  * Output files: gaptrace runs as root, so a user-named output path is
  * opened relative to its directory, never through a symbolic link at the
  * last component (unless only root or we can write that directory), always
- * created new (O_EXCL) and mode 0600 (command lines and symbols are private).
+ * created new (O_EXCL) and mode 0600 (command lines and symbols are private),
+ * owned by the invoking user under sudo (gt_out__invoker).
  *
  * gt_out__create_keep_old creates path for writing as it is written (a
  * capture): an existing regular file is first renamed to path.old, with a
  * warning. A device or FIFO (/dev/null, /dev/stdout) is opened as it is.
  * Returns an fd, or -1 with a one-line message in err.
  */
+/*
+ * The user sudo ran gaptrace for (SUDO_UID, SUDO_GID), when running as root:
+ * every file created here is given to them.  False when not under sudo.
+ */
+bool gt_out__invoker(uid_t *uid, gid_t *gid);
+
 int gt_out__create_keep_old(const char *path, char *err, size_t errlen);
 
 /*

@@ -25,6 +25,8 @@ enum gt_exit {
 	GT_EXIT_OK = 0,
 	GT_EXIT_FAIL = 1,  /* runtime failure */
 	GT_EXIT_USAGE = 2, /* bad usage */
+	/* diff --fail-on-regression: a significant rise (distinct from a failure) */
+	GT_EXIT_REGRESSION = 3,
 };
 
 extern int gt_verbose; /* -v count */

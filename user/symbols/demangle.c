@@ -1,128 +1,96 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * demangle.c: gt_demangle, the entry point: C++ names through libstdc++'s
- * __cxa_demangle, Rust names handed to demangle_legacy.c and demangle_v0*.c,
- * and the bounded output buffer and small helpers those decoders share.
+ * demangle.c: gt_demangle: C++ (Itanium) and Rust (legacy and v0) names
+ * through libiberty, the demangler of binutils and gdb (as cplus_demangle
+ * with DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO would call it), with the input
+ * and the output bounded: names come from the traced program's files.
  */
+#include <setjmp.h>
 #include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <libiberty/demangle.h>
+
 #include "symbols/demangle.h"
-#include "symbols/demangle_priv.h"
 
-/* libstdc++ (cxxabi.h is C++ only, so declare it here). */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
-/* Longest symbol we try to decode; real ones stay far below. */
-#define SYM_MAX 16384
+/*
+ * Longest symbol we try to decode; real ones stay far below.  The C++
+ * demangler keeps ~100 bytes of stack per input byte (its component and
+ * substitution tables are arrays on the stack): 8K stays under 1 MiB.
+ */
+#define SYM_MAX 8192
 
 static const char ellipsis[] = "\xe2\x80\xa6"; /* "…" */
 
-bool db_init(struct dbuf *b)
-{
-	b->p = malloc(GT_DEMANGLE_MAX + 1);
-	b->len = 0;
-	b->cut = false;
-	return b->p != NULL;
-}
+/*
+ * The demanglers' output, taken through their callbacks.  libiberty's
+ * Rust v0 demangler re-prints a back-reference each time it meets one, so
+ * a name of 2 KiB can unfold to 2^40 bytes (it took 20 GB here before it
+ * was stopped); C++ names can grow the same way.  Once the output passes
+ * GT_DEMANGLE_MAX the demangling is abandoned by longjmp: the demanglers
+ * keep their state on the stack (a punycode identifier being printed at
+ * that moment leaks its small buffer, once for that symbol).
+ */
+struct out {
+	char buf[GT_DEMANGLE_MAX + 1];
+	size_t len;
+	bool cut;
+	jmp_buf stop;
+};
 
-void db_putn(struct dbuf *b, const char *s, size_t n)
+static void out_put(const char *s, size_t n, void *opaque)
 {
-	size_t room = GT_DEMANGLE_MAX - sizeof(ellipsis) + 1 - b->len;
+	struct out *o = opaque;
+	size_t room = GT_DEMANGLE_MAX - (sizeof(ellipsis) - 1) - o->len;
 
-	if (b->cut)
+	/* libiberty prints empty identifiers as (NULL, 0). */
+	if (!n)
 		return;
 	if (n > room) {
-		n = room;
-		b->cut = true;
+		memcpy(o->buf + o->len, s, room);
+		o->len += room;
+		o->cut = true;
+		longjmp(o->stop, 1);
 	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
 }
 
-void db_puts(struct dbuf *b, const char *s)
+/* Appends outside a demangler run: cut where out_put would stop. */
+static void out_put_bounded(struct out *o, const char *s, size_t n)
 {
-	db_putn(b, s, strlen(s));
+	if (!setjmp(o->stop))
+		out_put(s, n, o);
 }
 
-void db_putc(struct dbuf *b, char c)
+/* Runs one demangler into o: true when it demangled sym or was cut. */
+static bool out_run(struct out *o, const char *sym,
+		    int (*fn)(const char *, int, demangle_callbackref, void *))
 {
-	db_putn(b, &c, 1);
+	o->len = 0;
+	o->cut = false;
+	if (setjmp(o->stop))
+		return true;
+	return fn(sym, DMGL_PARAMS | DMGL_ANSI, out_put, o) != 0;
 }
 
-void db_utf8(struct dbuf *b, uint32_t c)
+/* The result as a malloc'd string: "…" where it was cut, never inside a UTF-8 character. */
+static char *out_finish(struct out *o)
 {
-	char u[4];
-	size_t n;
-
-	if (c < 0x80) {
-		u[0] = (char)c;
-		n = 1;
-	} else if (c < 0x800) {
-		u[0] = (char)(0xc0 | (c >> 6));
-		u[1] = (char)(0x80 | (c & 0x3f));
-		n = 2;
-	} else if (c < 0x10000) {
-		u[0] = (char)(0xe0 | (c >> 12));
-		u[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-		u[2] = (char)(0x80 | (c & 0x3f));
-		n = 3;
-	} else {
-		u[0] = (char)(0xf0 | (c >> 18));
-		u[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-		u[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-		u[3] = (char)(0x80 | (c & 0x3f));
-		n = 4;
+	if (o->cut) {
+		while (o->len && ((unsigned char)o->buf[o->len - 1] & 0xc0) == 0x80)
+			o->len--;
+		if (o->len && (unsigned char)o->buf[o->len - 1] >= 0xc0)
+			o->len--;
+		memcpy(o->buf + o->len, ellipsis, sizeof(ellipsis) - 1);
+		o->len += sizeof(ellipsis) - 1;
 	}
-	db_putn(b, u, n);
+	o->buf[o->len] = '\0';
+	return strdup(o->buf);
 }
 
-/* Finishes the buffer: NUL-terminated, "…" where it was cut (never mid-UTF-8). */
-char *db_finish(struct dbuf *b)
-{
-	if (b->cut) {
-		while (b->len && ((unsigned char)b->p[b->len - 1] & 0xc0) == 0x80)
-			b->len--;
-		if (b->len && (unsigned char)b->p[b->len - 1] >= 0xc0)
-			b->len--;
-		memcpy(b->p + b->len, ellipsis, sizeof(ellipsis) - 1);
-		b->len += sizeof(ellipsis) - 1;
-	}
-	b->p[b->len] = '\0';
-	return b->p;
-}
-
-/* ---- C++ ---- */
-
-static char *cxx(const char *s)
-{
-	int status = 0;
-	char *d = __cxa_demangle(s, NULL, NULL, &status);
-	size_t n;
-
-	if (status || !d) {
-		free(d);
-		return NULL;
-	}
-	n = strlen(d);
-	if (n > GT_DEMANGLE_MAX) {
-		struct dbuf b;
-
-		if (!db_init(&b)) {
-			free(d);
-			return NULL;
-		}
-		db_putn(&b, d, n);
-		free(d);
-		return db_finish(&b);
-	}
-	return d;
-}
-
-/* Length of sym without an LTO ".llvm.<hex>" suffix. */
+/* Length of sym without an LTO ".llvm.<digits>" suffix (the same function). */
 static size_t strip_llvm_suffix(const char *sym, size_t n)
 {
 	const char *p = strstr(sym, ".llvm.");
@@ -137,27 +105,39 @@ static size_t strip_llvm_suffix(const char *sym, size_t n)
 
 char *gt_demangle(const char *sym)
 {
+	struct out *o;
 	size_t n;
-	char *copy, *d;
+	char *copy, *d = NULL;
+	bool ok;
 
 	if (!sym)
 		return NULL;
 	n = strnlen(sym, SYM_MAX + 1);
-	if (n > SYM_MAX || n < 3)
+	if (n > SYM_MAX || n < 3 || sym[0] != '_' || (sym[1] != 'Z' && sym[1] != 'R'))
 		return NULL;
 	n = strip_llvm_suffix(sym, n);
-	if (sym[0] != '_' || (sym[1] != 'Z' && sym[1] != 'R'))
-		return NULL;
-	if (sym[1] == 'R')
-		return demangle__rust_v0(sym, n);
-	/* Rust legacy symbols are valid Itanium names too; recognise them first. */
-	d = demangle__rust_legacy(sym, n);
-	if (d)
-		return d;
 	copy = strndup(sym, n);
-	if (!copy)
-		return NULL;
-	d = cxx(copy);
+	o = malloc(sizeof(*o));
+	if (!copy || !o)
+		goto out;
+	/* Rust first: legacy Rust names are valid Itanium names too (hash dropped here). */
+	ok = out_run(o, copy, rust_demangle_callback);
+	if (!ok && sym[1] == 'Z')
+		ok = out_run(o, copy, cplus_demangle_v3_callback);
+	if (!ok)
+		goto out;
+	/*
+	 * libiberty drops a v0 name's "." suffix (".cold", a static's ".0"):
+	 * kept, as C++'s "[clone .cold]" is, since it names other code.
+	 */
+	if (sym[1] == 'R' && !o->cut && memchr(copy, '.', n)) {
+		const char *dot = memchr(copy, '.', n);
+
+		out_put_bounded(o, dot, (size_t)(copy + n - dot));
+	}
+	d = out_finish(o);
+out:
 	free(copy);
+	free(o);
 	return d;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * demangle.h: symbol names for people — C++ (Itanium ABI, through libstdc++),
- * Rust legacy (_ZN...17h<hash>E) and Rust v0 (_R...), hashes left out.
+ * demangle.h: symbol names for people — C++ (Itanium ABI), Rust legacy
+ * (_ZN...17h<hash>E) and Rust v0 (_R...), hashes left out, by libiberty.
  */
 #ifndef GT_DEMANGLE_H
 #define GT_DEMANGLE_H
@@ -20,7 +20,7 @@
  *   _RNvNtCs1234_3std6thread4park           -> std::thread::park
  *
  * A trailing ".llvm.NNNN" (LTO) is dropped; other '.' suffixes (".cold")
- * are kept.
+ * are kept.  Names over 8 KiB are not tried.
  */
 char *gt_demangle(const char *sym);
 

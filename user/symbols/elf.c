@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
@@ -227,59 +228,22 @@ int notes__walk(Elf_Data *d, note_cb cb, void *ctx)
 	return 0;
 }
 
-struct bid_ctx {
-	uint8_t *buf;
-	size_t len;
-};
-
-static int build_id_note(const GElf_Nhdr *nh, const char *name, const uint8_t *desc, void *ctx)
-{
-	struct bid_ctx *b = ctx;
-
-	if (nh->n_type != NT_GNU_BUILD_ID || nh->n_namesz != 4 || memcmp(name, "GNU", 4) ||
-	    !nh->n_descsz)
-		return 0;
-	if (nh->n_descsz > b->len)
-		return -ENOSPC;
-	memcpy(b->buf, desc, nh->n_descsz);
-	return (int)nh->n_descsz;
-}
-
-/* Returns the build id length, 0 if none, -ENOSPC if it does not fit in buf. */
+/*
+ * Returns the build id length, 0 if none, -ENOSPC if it does not fit in buf.
+ * libdw finds the NT_GNU_BUILD_ID note in the note sections, or the PT_NOTE
+ * segments of an object stripped of section headers.
+ */
 int elf__build_id(Elf *elf, uint64_t fsize, uint8_t *buf, size_t len)
 {
-	struct bid_ctx b = {.buf = buf, .len = len};
-	Elf_Scn *scn = NULL;
-	size_t nscn = 0, nph, i;
-	int ret;
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
 
-	while ((scn = elf_nextscn(elf, scn)) && nscn++ < MAX_SECTIONS) {
-		GElf_Shdr sh;
-		Elf_Data *d = elf__section_data(elf, scn, fsize, &sh, SHT_NOTE);
-
-		if (!d)
-			continue;
-		ret = notes__walk(d, build_id_note, &b);
-		if (ret)
-			return ret;
-	}
-	/* Objects stripped of section headers still carry PT_NOTE. */
-	if (elf_getphdrnum(elf, &nph))
+	if (n <= 0)
 		return 0;
-	for (i = 0; i < GT_MIN(nph, (size_t)MAX_PHDRS); i++) {
-		GElf_Phdr ph;
-		Elf_Data *d;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
-		    !range_ok(ph.p_offset, ph.p_filesz, fsize))
-			continue;
-		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
-					 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-		ret = notes__walk(d, build_id_note, &b);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	if ((size_t)n > len)
+		return -ENOSPC;
+	memcpy(buf, id, (size_t)n);
+	return (int)n;
 }
 
 /* ---- public: ELF queries on a file ---- */

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "output/json.h"
+#include "support/json.h"
 #include "support/util.h"
 
 void json_init(struct json *j, FILE *f, bool pretty)
