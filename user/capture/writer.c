@@ -35,6 +35,7 @@ struct capture_writer {
 	int level;	       /* zstd level; 0: plain blocks */
 	uint32_t ztypes;       /* the batch's types, as its ZSTD block lists them */
 	struct capture_buf zb; /* pending inner blocks of the next ZSTD block */
+	uint64_t zb_since_ns;  /* when its first block came (CLOCK_MONOTONIC) */
 	ZSTD_CCtx *cctx;
 	struct capture_buf zout; /* the ZSTD block's body */
 };
@@ -108,6 +109,9 @@ static int write_raw(struct capture_writer *w, uint32_t type, const void *body, 
 	return 0;
 }
 
+/* The longest a compressed batch waits for a flush (the recorder flushes every 100 ms). */
+#define ZSTD_BATCH_NS (100 * 1000 * 1000ULL)
+
 /* Compresses the pending inner blocks into one ZSTD block (its own frame). */
 static int write_batch(struct capture_writer *w)
 {
@@ -168,7 +172,14 @@ static int write_block(struct capture_writer *w, uint32_t type, const void *body
 	buf_put(&w->zb, head, sizeof(head));
 	buf_put(&w->zb, body, len);
 	buf_pad8(&w->zb, 0);
-	if (w->zb.len >= GT_CAP_ZSTD_BATCH)
+	if (w->zb.len == sizeof(head) + round8(len))
+		w->zb_since_ns = gt_now_mono_ns();
+	/*
+	 * A batch is on disk within ZSTD_BATCH_NS of its first block even when
+	 * no flush comes (a long drain round while symbols load): a killed
+	 * recorder then loses no more than with plain blocks.
+	 */
+	if (w->zb.len >= GT_CAP_ZSTD_BATCH || gt_now_mono_ns() - w->zb_since_ns >= ZSTD_BATCH_NS)
 		return write_batch(w);
 	return 0;
 }
