@@ -12,6 +12,7 @@
 
 #include "support/util.h"
 #include "symbols/elf.h"
+#include "symbols/bounds.h"
 #include "symbols/usdt_specs.h"
 
 #define NT_STAPSDT 3
@@ -31,6 +32,8 @@ struct census_ctx {
 	unsigned max_specs;
 	struct usdt_census *out;
 	struct spec_set sets[MAX_NAMES];
+	unsigned nnotes;
+	bool cut; /* the note cap (bounds.h) stopped the walk */
 };
 
 static uint64_t hash_str(const char *s)
@@ -84,6 +87,14 @@ static int census_note(const GElf_Nhdr *nh, const char *owner, const uint8_t *de
 	struct usdt_census *o;
 	size_t rem, i;
 
+	/*
+	 * The same cap as the symbolizer's note walk (usdt.c; notes__walk stops
+	 * there too): a target's notes are hostile, and a cut is counted.
+	 */
+	if (++c->nnotes >= BOUND_USDT_NOTES) {
+		c->cut = true;
+		return 1;
+	}
 	if (nh->n_type != NT_STAPSDT || nh->n_namesz != 8 || memcmp(owner, "stapsdt", 8) ||
 	    nh->n_descsz <= 3 * c->addr_size)
 		return 0;
@@ -147,6 +158,11 @@ int syms_elf_usdt_census(const char *path, const char *provider, const char *con
 		if (err)
 			break;
 	}
+	/* 1: the note cap stopped the walk; the sites counted so far are attached. */
+	if (err == 1)
+		err = 0;
+	if (c.cut)
+		bound__cut(BOUND_USDT, path);
 out:
 	for (i = 0; i < n; i++) {
 		free(c.sets[i].slot);
