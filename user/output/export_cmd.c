@@ -16,8 +16,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: gaptrace export FILE [--format perfetto|perfetto-proto] [-o OUT] [-z "
-		   "zstd|gzip]\n"
+	fprintf(f, "Usage: gaptrace export FILE [-f perfetto|perfetto-proto] [-o OUT] [-z ALG]\n"
 		   "\n"
 		   "Writes the capture as a timeline to look at, in the Chrome JSON trace format\n"
 		   "that the Perfetto UI opens (Open trace file) and speedscope imports:\n"
