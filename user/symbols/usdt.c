@@ -85,21 +85,17 @@ static int usdt_note(const GElf_Nhdr *nh, const char *owner, const uint8_t *desc
 	return err < 0 ? err : 0;
 }
 
-int syms_elf_usdt_probes(const char *path, const char *provider,
-			 int (*cb)(const char *name, void *ctx), void *ctx)
+int syms_elf_stapsdt_walk(const char *path, note_cb cb, void *ctx, size_t *addr_size)
 {
-	struct usdt_ctx u = {.provider = provider, .cb = cb, .ctx = ctx};
 	Elf_Scn *scn = NULL;
 	struct elf_handle h;
-	size_t shstrndx, nscn = 0, i;
+	size_t shstrndx, nscn = 0;
 	int err;
 
-	if (!path || !provider || !cb)
-		return -EINVAL;
 	err = elf_handle__open(&h, path);
 	if (err)
 		return err == -ENOEXEC ? 0 : err;
-	u.addr_size = gelf_getclass(h.elf) == ELFCLASS64 ? 8 : 4;
+	*addr_size = gelf_getclass(h.elf) == ELFCLASS64 ? 8 : 4;
 	if (elf_getshdrstrndx(h.elf, &shstrndx))
 		goto out;
 	while ((scn = elf_nextscn(h.elf, scn)) && nscn++ < MAX_SECTIONS) {
@@ -112,20 +108,33 @@ int syms_elf_usdt_probes(const char *path, const char *provider,
 		name = elf_strptr(h.elf, shstrndx, sh.sh_name);
 		if (!name || strcmp(name, ".note.stapsdt"))
 			continue;
-		err = notes__walk(d, usdt_note, &u);
+		err = notes__walk(d, cb, ctx);
 		if (err)
 			break;
 	}
+out:
+	elf_handle__close(&h);
+	return err;
+}
+
+int syms_elf_usdt_probes(const char *path, const char *provider,
+			 int (*cb)(const char *name, void *ctx), void *ctx)
+{
+	struct usdt_ctx u = {.provider = provider, .cb = cb, .ctx = ctx};
+	size_t i;
+	int err;
+
+	if (!path || !provider || !cb)
+		return -EINVAL;
+	err = syms_elf_stapsdt_walk(path, usdt_note, &u, &u.addr_size);
 	/* 1: the note cap stopped the walk. */
 	if (err == 1)
 		err = 0;
 	if (u.cut)
 		bound__cut(BOUND_USDT, path);
-out:
 	for (i = 0; i < u.nnames; i++)
 		free(u.names[i]);
 	free(u.names);
 	u64map_free(&u.index);
-	elf_handle__close(&h);
 	return err ? err : (int)u.nnames;
 }

@@ -5,6 +5,17 @@
 #ifndef GT_USDT_H
 #define GT_USDT_H
 
+#include <stddef.h>
+
+#include "symbols/elf.h"
+
+/*
+ * Walks the notes of path's .note.stapsdt sections with cb (elf.h), after
+ * setting *addr_size from its ELF class.  0 (also when path is no ELF file),
+ * cb's non-zero return, or -errno.
+ */
+int syms_elf_stapsdt_walk(const char *path, note_cb cb, void *ctx, size_t *addr_size);
+
 /*
  * Lists the USDT probes of provider in the ELF file at path (.note.stapsdt):
  * cb(name) once per distinct probe name.  Returns the number of probes found

@@ -11,8 +11,9 @@
 #include <string.h>
 
 #include "support/util.h"
-#include "symbols/elf.h"
 #include "symbols/bounds.h"
+#include "symbols/elf.h"
+#include "symbols/usdt.h"
 #include "symbols/usdt_specs.h"
 
 #define NT_STAPSDT 3
@@ -130,44 +131,21 @@ int syms_elf_usdt_census(const char *path, const char *provider, const char *con
 {
 	struct census_ctx c = {
 	    .provider = provider, .names = names, .n = n, .max_specs = max_specs, .out = out};
-	Elf_Scn *scn = NULL;
-	struct elf_handle h;
-	size_t shstrndx, nscn = 0, i;
+	size_t i;
 	int err, found = 0;
 
 	if (!path || !provider || !names || !out || n > MAX_NAMES)
 		return -EINVAL;
 	memset(out, 0, n * sizeof(*out));
-	err = elf_handle__open(&h, path);
-	if (err)
-		return err == -ENOEXEC ? 0 : err;
-	c.addr_size = gelf_getclass(h.elf) == ELFCLASS64 ? 8 : 4;
-	if (elf_getshdrstrndx(h.elf, &shstrndx))
-		goto out;
-	while ((scn = elf_nextscn(h.elf, scn)) && nscn++ < MAX_SECTIONS) {
-		GElf_Shdr sh;
-		const char *name;
-		Elf_Data *d = elf__section_data(h.elf, scn, h.size, &sh, SHT_NOTE);
-
-		if (!d)
-			continue;
-		name = elf_strptr(h.elf, shstrndx, sh.sh_name);
-		if (!name || strcmp(name, ".note.stapsdt"))
-			continue;
-		err = notes__walk(d, census_note, &c);
-		if (err)
-			break;
-	}
+	err = syms_elf_stapsdt_walk(path, census_note, &c, &c.addr_size);
 	/* 1: the note cap stopped the walk; the sites counted so far are attached. */
 	if (err == 1)
 		err = 0;
 	if (c.cut)
 		bound__cut(BOUND_USDT, path);
-out:
 	for (i = 0; i < n; i++) {
 		free(c.sets[i].slot);
 		found += out[i].sites > 0;
 	}
-	elf_handle__close(&h);
 	return err ? err : found;
 }
