@@ -251,6 +251,31 @@ static inline void synth_stack_n(struct synth *s, int32_t id, bool kernel, const
 }
 
 /* Writes the trailing blocks and closes the file; s->path stays for the caller. */
+/*
+ * The export tests' scene: gap [10, 30) ms, in which worker waits 16 ms for
+ * a lock that holder releases, then runs malloc_trim (probe 0); later,
+ * outside any gap, worker sleeps [50, 60) ms.  Two units around the GPU ops.
+ */
+static inline void synth_scene_lock_gap(struct synth *s, uint32_t worker, uint32_t holder)
+{
+	synth_thread(s, worker, "gpu-worker");
+	synth_thread(s, holder, "lock-holder");
+	synth_probe(s, 0, "malloc_trim", "allocator");
+	synth_unit(s, worker, 0, T0 + 500 * US, true);
+	synth_op(s, worker, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
+	synth_unit(s, worker, 0, T0 + 10500 * US, false);
+	synth_off(s, holder, T0 + 5 * MS, T0 + 6 * MS, T0 + 6500 * US, 0, GT_NR_clock_nanosleep, 0,
+		  0, 0, -1);
+	synth_lock_wait(s, worker, T0 + 11 * MS, T0 + 27 * MS, T0 + 27200 * US, holder);
+	synth_call(s, worker, 0, T0 + 27500 * US, T0 + 28500 * US);
+	synth_unit(s, worker, 1, T0 + 29 * MS, true);
+	synth_op(s, worker, 2, T0 + 29500 * US, T0 + 30 * MS, T0 + 40 * MS);
+	synth_unit(s, worker, 1, T0 + 41 * MS, false);
+	synth_off(s, worker, T0 + 50 * MS, T0 + 60 * MS, T0 + 61 * MS, 0, GT_NR_clock_nanosleep, 0,
+		  0, 0, -1);
+	s->end = T0 + 100 * MS;
+}
+
 static inline void synth_close(struct synth *s)
 {
 	struct capture_buf end = {};

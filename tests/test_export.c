@@ -25,28 +25,10 @@
 #define GPU_PID	   export__gpu_pid(0)
 #define STREAM_TID (GPU_PID + EXPORT_TID_STREAM)
 
-/*
- * Gap [10, 30) ms: the worker waits 16 ms for a lock that HOLDER releases,
- * then runs malloc_trim; later, outside any gap, it sleeps [50, 60) ms.
- */
+/* synth_capture.h's lock-gap scene (the JSON and protobuf exports see the same one). */
 static void scene(struct synth *s)
 {
-	synth_thread(s, WORKER, "gpu-worker");
-	synth_thread(s, HOLDER, "lock-holder");
-	synth_probe(s, 0, "malloc_trim", "allocator");
-	synth_unit(s, WORKER, 0, T0 + 500 * US, true);
-	synth_op(s, WORKER, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
-	synth_unit(s, WORKER, 0, T0 + 10500 * US, false);
-	synth_off(s, HOLDER, T0 + 5 * MS, T0 + 6 * MS, T0 + 6500 * US, 0, GT_NR_clock_nanosleep, 0,
-		  0, 0, -1);
-	synth_lock_wait(s, WORKER, T0 + 11 * MS, T0 + 27 * MS, T0 + 27200 * US, HOLDER);
-	synth_call(s, WORKER, 0, T0 + 27500 * US, T0 + 28500 * US);
-	synth_unit(s, WORKER, 1, T0 + 29 * MS, true);
-	synth_op(s, WORKER, 2, T0 + 29500 * US, T0 + 30 * MS, T0 + 40 * MS);
-	synth_unit(s, WORKER, 1, T0 + 41 * MS, false);
-	synth_off(s, WORKER, T0 + 50 * MS, T0 + 60 * MS, T0 + 61 * MS, 0, GT_NR_clock_nanosleep, 0,
-		  0, 0, -1);
-	s->end = T0 + 100 * MS;
+	synth_scene_lock_gap(s, WORKER, HOLDER);
 }
 
 struct xtrace {
