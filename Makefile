@@ -208,6 +208,10 @@ ifeq ($(HAVE_CUDA),1)
 	$(Q)$(NVCC) $(NVCC_FLAGS) $(addprefix -I,$(GPU_CUPTI_INCDIRS)) tests/gpu/cupti_cost.cu \
 		-o $(OUTPUT)/gpu/cupti_cost $(addprefix -L,$(GPU_CUPTI_LIBDIRS)) \
 		$(addprefix -Xlinker -rpath=,$(GPU_CUPTI_LIBDIRS)) -lcupti
+	$(call msg,NVCC,$(OUTPUT)/gpu/pm_sampling_cost)
+	$(Q)$(NVCC) $(NVCC_FLAGS) $(addprefix -I,$(GPU_CUPTI_INCDIRS)) tests/gpu/pm_sampling_cost.cu \
+		-o $(OUTPUT)/gpu/pm_sampling_cost $(addprefix -L,$(GPU_CUPTI_LIBDIRS)) \
+		$(addprefix -Xlinker -rpath=,$(GPU_CUPTI_LIBDIRS)) -lcupti -lcuda -lpthread
 	$(call msg,CC-SO,$(OUTPUT)/gpu/libother-subscriber.so)
 	$(Q)$(CC) -O2 -fPIC -shared -Wall -Wextra -Werror -I$(CUDA_HOME)/include \
 		tests/gpu/other_subscriber.c -o $(OUTPUT)/gpu/libother-subscriber.so \
