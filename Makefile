@@ -61,6 +61,11 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
 
 TEST_SRCS := $(wildcard tests/test_*.c)
+# The CUPTI library's conversion test needs CUPTI's headers (not its library).
+CUPTI_H := $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/extras/CUPTI/include/cupti.h)
+ifeq ($(CUPTI_H),)
+TEST_SRCS := $(filter-out tests/test_cupti_convert.c,$(TEST_SRCS))
+endif
 TESTS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 ASAN_TESTS := $(patsubst tests/%.c,$(OUTPUT)/asan/%,$(TEST_SRCS))
 ASAN_OBJS := $(patsubst user/%.c,$(OUTPUT)/asan/user/%.o,$(filter-out user/main.c,$(USER_SRCS)))
@@ -247,6 +252,20 @@ $(OUTPUT)/tests/inline_spin: tests/data/inline_spin.c | $(OUTPUT)/tests
 $(OUTPUT)/tests/test_syms_dwfl $(OUTPUT)/asan/test_syms_dwfl: $(OUTPUT)/tests/inline_spin
 # test_fuzz_replay includes the analysis fuzzer's target to replay its inputs.
 $(OUTPUT)/tests/test_fuzz_replay $(OUTPUT)/asan/test_fuzz_replay: tests/fuzz/fuzz_analysis.c
+
+# test_cupti_convert links the CUPTI library's conversion and what it calls
+# (helpers, names) without CUPTI: the test stands in for the CUPTI calls,
+# takes the records at batch_fire and fixes the conversion's clock.
+CUPTI_TEST_SRCS := cupti/gaptrace_cupti.c cupti/gaptrace_cupti_names.c cupti/gaptrace_cupti_convert.c
+CUPTI_TEST_FLAGS := -Icupti $(addprefix -I,$(CUDA_HOME)/include $(wildcard $(CUDA_HOME)/extras/CUPTI/include)) \
+	-Wl,--wrap=batch_fire -Wl,--wrap=mono_now
+$(OUTPUT)/tests/test_cupti_convert: tests/test_cupti_convert.c $(CUPTI_TEST_SRCS) $(wildcard cupti/*.h) | $(OUTPUT)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) $(CUPTI_TEST_FLAGS) $< $(CUPTI_TEST_SRCS) -lcmocka -lpthread -o $@
+$(OUTPUT)/asan/test_cupti_convert: tests/test_cupti_convert.c $(CUPTI_TEST_SRCS) $(wildcard cupti/*.h) | $(OUTPUT)/asan
+	$(call msg,TEST-ASAN,$@)
+	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+		$(CUPTI_TEST_FLAGS) $< $(CUPTI_TEST_SRCS) -lcmocka -lpthread -o $@
 
 $(OUTPUT)/asan/user/%.o: user/%.c $(USER_HDRS) bpf/gaptrace.h $(wildcard bpf/*.bpf.h) cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS)
 	$(call msg,CC-ASAN,$@)

@@ -14,7 +14,10 @@ CUPTI_INCDIRS := $(CUDA_HOME)/include $(wildcard $(CUDA_HOME)/extras/CUPTI/inclu
 CUPTI_LIBDIRS := $(CUDA_HOME)/lib64 $(CUDA_HOME)/extras/CUPTI/lib64
 
 LIB := $(OUTPUT)/libgaptrace-cupti.so
-SRC := cupti/gaptrace_cupti.c
+# Its files share gaptrace_cupti_priv.h (which lists them).
+SRCS := $(wildcard cupti/gaptrace_cupti*.c)
+OBJS := $(patsubst cupti/%.c,$(OUTPUT)/cupti/%.o,$(SRCS))
+HDRS := $(wildcard cupti/*.h)
 
 CUPTI_CFLAGS := -g -O2 -std=gnu11 -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
 	-D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-field-initializers \
@@ -30,7 +33,11 @@ CUPTI_LDLIBS := -lcupti -lpthread -ldl
 .PHONY: all
 all: $(LIB)
 
-$(LIB): $(SRC) cupti/gaptrace-usdt.h cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h cupti/cupti.mk
+$(OUTPUT)/cupti/%.o: cupti/%.c $(HDRS) cupti/cupti.mk
+	$(if $(Q),@printf '  %-8s %s\n' CC $(patsubst $(OUTPUT)/%,%,$@))
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CUPTI_CFLAGS) -c $< -o $@
+
+$(LIB): $(OBJS) cupti/cupti.mk
 	$(if $(Q),@printf '  %-8s %s\n' CC-SO $(notdir $@))
-	$(Q)mkdir -p $(OUTPUT)
-	$(Q)$(CC) $(CUPTI_CFLAGS) $(SRC) $(CUPTI_LDFLAGS) $(CUPTI_LDLIBS) -o $@
+	$(Q)$(CC) $(OBJS) $(CUPTI_LDFLAGS) $(CUPTI_LDLIBS) -o $@
