@@ -143,7 +143,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	rec->tid = (__u32)id;
 	rec->flags = kernel ? GT_SAMPLE_KERNEL : 0;
 	rec->ip = ctx->regs.ip;
-	rec->pcount = BPF_CORE_READ(bpf_get_current_task_btf(), sched_info.pcount);
+	rec->pcount = gt_task_pcount(bpf_get_current_task_btf());
 	rec->syscall_nr = kernel ? regs_syscall(regs, NULL) : -1;
 	rec->ustack_id = ustack_id;
 	rec->kstack_id = kstack_id;

@@ -65,11 +65,13 @@ static __always_inline __s32 waker_syscall(void)
  * threads are not traced).  The scheduler's own bookkeeping still knows:
  * sched_info.last_arrival is the rq clock at switch-in, rq->clock is the rq
  * clock now, so the switch-in happened (rq->clock - last_arrival) ago.
+ * 0 where the kernel keeps neither (core_fixes.bpf.h): emit_missed then ends
+ * the interval at its wakeup.
  */
 static __always_inline __u64 estimate_switch_in(struct task_struct *prev, __u64 now)
 {
-	struct rq *rq = BPF_CORE_READ(prev, se.cfs_rq, rq);
-	__u64 arrival = BPF_CORE_READ(prev, sched_info.last_arrival);
+	struct rq *rq = gt_task_rq(prev);
+	__u64 arrival = gt_task_last_arrival(prev);
 	__u64 clock;
 
 	if (!rq || !arrival)
