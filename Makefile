@@ -51,9 +51,10 @@ LIBS_STATIC := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic
 # libmicrohttpd (shared: its static build needs GnuTLS's) for monitor --listen.
 LDLIBS := $(LIBS_STATIC) -liberty -lm -lpthread -lmicrohttpd
 
+# The BPF side: one object per concern, linked into one object and skeleton.
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
-SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(OUTPUT)/gaptrace.skel.h
 
 USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_HDRS := $(wildcard user/*.h user/*/*.h)
@@ -111,16 +112,22 @@ endif
 
 all: $(OUTPUT)/gaptrace workloads cupti
 
-$(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/asan $(OUTPUT)/workloads:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/tests $(OUTPUT)/asan $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
 
 # ---- BPF ----
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/gaptrace.h $(wildcard bpf/*.bpf.h) $(VMLINUX) | $(OUTPUT)
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/gaptrace.h $(wildcard bpf/*.bpf.h) $(VMLINUX) | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Icupti \
 		-idirafter /usr/include/$(MULTIARCH) \
 		-Wall -Werror -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
+
+# The static linker joins the parts: what two parts share is defined in one
+# (common.bpf.c) and extern in the others (bpf/common.bpf.h).
+$(OUTPUT)/gaptrace.bpf.o: $(BPF_OBJS) | $(OUTPUT)
+	$(call msg,BPF-LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 	$(call msg,GEN-SKEL,$@)

@@ -36,4 +36,38 @@ static __always_inline struct return_instance *gt_uretprobe_returns(struct task_
 	return BPF_CORE_READ(t, utask, return_instances);
 }
 
+/*
+ * struct sched_info's fields exist only with CONFIG_SCHED_INFO (selected by
+ * SCHEDSTATS and TASK_DELAY_ACCT, so nearly always on, but not required).
+ * Without it a read would fail the whole load; these answer 0 instead.
+ */
+
+/* When t last went on CPU, in rq clock ns; 0: unknown (no CONFIG_SCHED_INFO). */
+static __always_inline __u64 gt_task_last_arrival(struct task_struct *t)
+{
+	if (!bpf_core_field_exists(t->sched_info.last_arrival))
+		return 0;
+	return BPF_CORE_READ(t, sched_info.last_arrival);
+}
+
+/* How many times t went on CPU; 0: not counted (gt_sample.pcount's "not recorded"). */
+static __always_inline __u64 gt_task_pcount(struct task_struct *t)
+{
+	if (!bpf_core_field_exists(t->sched_info.pcount))
+		return 0;
+	return BPF_CORE_READ(t, sched_info.pcount);
+}
+
+/*
+ * The run queue t was last queued on, through its CFS run queue; NULL:
+ * unknown.  sched_entity::cfs_rq and cfs_rq::rq exist only with
+ * CONFIG_FAIR_GROUP_SCHED (cgroup CPU control; on in distribution kernels).
+ */
+static __always_inline struct rq *gt_task_rq(struct task_struct *t)
+{
+	if (!bpf_core_field_exists(t->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq))
+		return NULL;
+	return BPF_CORE_READ(t, se.cfs_rq, rq);
+}
+
 #endif /* GT_CORE_FIXES_BPF_H */

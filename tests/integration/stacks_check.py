@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 # The initiator switches out once or more per round trip (preempted in the
-# write, or blocked in the read), and the memo (bpf/gaptrace.bpf.c,
+# write, or blocked in the read), and the memo (bpf/sched.bpf.c,
 # STACK_REUSE_MAX) reuses a stack for at most 64 more: consecutive stacks
 # are at most 65 paths apart.  A wrong stack lands anywhere in 2^depth.
 MAX_STEP = 65
