@@ -11,10 +11,10 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/usdt.bpf.h>
 
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "core_fixes.bpf.h"
-#include "gaptrace_syscalls.bpf.h"
-#include "gaptrace_waits.bpf.h"
+#include "gaptrace/gaptrace_syscalls.h"
+#include "gaptrace/gaptrace_waits.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

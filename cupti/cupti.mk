@@ -18,7 +18,7 @@ SRC := cupti/gaptrace_cupti.c
 
 CUPTI_CFLAGS := -g -O2 -std=gnu11 -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
 	-D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-field-initializers \
-	-Icupti $(addprefix -I,$(CUPTI_INCDIRS))
+	-Icupti -Iinclude $(addprefix -I,$(CUPTI_INCDIRS))
 # The rpath finds libcupti.so.13 where the toolkit keeps it on the GPU host;
 # nodelete: our threads must never outlive the code they run.
 CUPTI_LDFLAGS := -shared -Wl,-soname,libgaptrace-cupti.so -Wl,--no-undefined \
@@ -30,7 +30,7 @@ CUPTI_LDLIBS := -lcupti -lpthread -ldl
 .PHONY: all
 all: $(LIB)
 
-$(LIB): $(SRC) cupti/gaptrace-usdt.h cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h cupti/cupti.mk
+$(LIB): $(SRC) $(wildcard include/gaptrace/*.h) cupti/cupti.mk
 	$(if $(Q),@printf '  %-8s %s\n' CC-SO $(notdir $@))
 	$(Q)mkdir -p $(OUTPUT)
 	$(Q)$(CC) $(CUPTI_CFLAGS) $(SRC) $(CUPTI_LDFLAGS) $(CUPTI_LDLIBS) -o $@

@@ -48,9 +48,9 @@
 
 #include <cupti.h>
 
-#include "gaptrace-cupti-api.h"
-#include "gaptrace-cupti-status.h"
-#include "gaptrace-usdt.h"
+#include "gaptrace/gaptrace-cupti-api.h"
+#include "gaptrace/gaptrace-cupti-status.h"
+#include "gaptrace/gaptrace-usdt.h"
 
 #define GT_EXPORT __attribute__((visibility("default")))
 

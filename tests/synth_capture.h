@@ -16,8 +16,8 @@
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
-#include "gaptrace.h"
-#include "gaptrace_syscalls.bpf.h" /* GT_NR_*: x86-64 syscall numbers */
+#include "gaptrace/gaptrace.h"
+#include "gaptrace/gaptrace_syscalls.h" /* GT_NR_*: x86-64 syscall numbers */
 #include "support/util.h"
 
 #define MS  NSEC_PER_MSEC

@@ -22,7 +22,7 @@
 #include <zlib.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/util.h"
 
 #define MEM	   "mem.gtcap"

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/util.h"
 
 #define NTHREADS 8

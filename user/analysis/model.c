@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "analysis/model.h"
 #include "support/util.h"
 

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
-#include "gaptrace-cupti-api.h"
+#include "gaptrace/gaptrace.h"
+#include "gaptrace/gaptrace-cupti-api.h"
 #include "analysis/model.h"
 #include "support/util.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "analysis/model.h"
 #include "support/util.h"
 

@@ -20,7 +20,7 @@
  *
  * Block bodies:
  *   EVENTS    concatenated records, each starting with struct gt_hdr
- *             (bpf/gaptrace.h); size >= 16, <= GT_CAP_MAX_RECORD, multiple of 8
+ *             (include/gaptrace/gaptrace.h); size >= 16, <= GT_CAP_MAX_RECORD, multiple of 8
  *             not required.
  *   KV        (HEADER after its 8 fixed bytes, COUNTERS, END): a sequence of
  *             NUL-terminated "key=value" strings.

@@ -21,7 +21,7 @@
 
 #include "capture/capture.h"
 #include "capture/capture_priv.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/util.h"
 
 /* ---- reader ---- */

@@ -11,7 +11,7 @@
 
 #include "capture/capture.h"
 #include "cmds.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/cli.h"
 #include "support/util.h"
 

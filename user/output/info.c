@@ -13,7 +13,7 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "cmds.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/json.h"
 #include "support/cli.h"
 #include "support/term.h"
@@ -44,7 +44,7 @@ struct info_stats {
 	char unw_max_object[64];
 };
 
-/* unwind.end.* in enum gt_unw_end order (bpf/gaptrace_cfi.bpf.h). */
+/* unwind.end.* in enum gt_unw_end order (gaptrace/gaptrace_cfi.h). */
 static const char *const unw_ends[7] = {"root",	       "no_mapping", "no_table", "no_row",
 					"unsupported", "bad_read",   "depth"};
 

@@ -17,7 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "gaptrace.skel.h"
 #include "record/cfimap.h"
 #include "record/record_priv.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "record/record_sink.h"
 #include "record/unwind.h"
 #include "support/util.h"

@@ -3,7 +3,8 @@
  * gaptrace-cupti-status.h: the status libgaptrace-cupti.so exports as the
  * symbol gaptrace_cupti_status, and gaptrace reads (and writes `fallback`
  * in) with process_vm_readv/writev, to fall back to libcuda uprobes when
- * CUPTI refuses the library.  Shared by cupti/gaptrace_cupti.c and user/gpu.c.
+ * CUPTI refuses the library.  Shared by the CUPTI library in cupti/ and
+ * user/record/gpu.c.
  */
 #ifndef GAPTRACE_CUPTI_STATUS_H
 #define GAPTRACE_CUPTI_STATUS_H

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * gaptrace-cupti-api.h: CUDA API calls by name prefix, shared by
- * cupti/gaptrace_cupti.c (which API records it keeps) and user/model.c (which
- * of them are allocator time).  One list, so an allocation call the library
- * keeps is also one the analysis counts as allocator.
+ * gaptrace-cupti-api.h: CUDA API calls by name prefix, shared by the CUPTI
+ * library in cupti/ (which API records it keeps) and the analysis
+ * (user/analysis/model_pass1.c: which of them are allocator time).  One list,
+ * so an allocation call the library keeps is also one the analysis counts as
+ * allocator.
  */
 #ifndef GAPTRACE_CUPTI_API_H
 #define GAPTRACE_CUPTI_API_H
