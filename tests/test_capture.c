@@ -23,6 +23,7 @@
 
 #include "capture/capture.h"
 #include "gaptrace/gaptrace.h"
+#include "gaptrace/gaptrace_cfi.h"
 #include "support/util.h"
 
 #define MEM	   "mem.gtcap"
@@ -982,6 +983,40 @@ static void test_buf_kv_format(void **state)
 	capture_buf__free(&b);
 	assert_null(b.data);
 	capture_buf__free(NULL);
+}
+
+/* One table of HEADER/COUNTERS/END keys: each name once, found back by name. */
+static void test_keys_table(void **state)
+{
+	struct capture_buf b = {};
+	struct kvs kv = {};
+
+	for (unsigned k = 0; k < CK_MAX; k++) {
+		const char *name = capture_key__name((enum capture_key)k);
+
+		assert_true(name[0] != '\0' && !strchr(name, '='));
+		assert_int_equal(capture_key__find(name), k);
+	}
+	assert_string_equal(capture_key__name(CK_LOST_RINGBUF), "lost.ringbuf");
+	assert_string_equal(capture_key__name(CK_START_MONO_NS), "start_mono_ns");
+	assert_string_equal(capture_key__name(CK_MAX), "");
+	assert_int_equal(capture_key__find("lost.ringbufx"), CK_MAX);
+	assert_int_equal(capture_key__find(""), CK_MAX);
+	/* The unwind.end.* keys in enum gt_unw_end order: info relies on it. */
+	assert_int_equal(CK_UNWIND_END_DEPTH - CK_UNWIND_END_ROOT, GT_UNW_DEPTH - GT_UNW_ROOT);
+	assert_string_equal(capture_key__name(CK_UNWIND_END_ROOT + GT_UNW_NO_ROW),
+			    "unwind.end.no_row");
+
+	/* The writer spells a key as the table does. */
+	capture_buf__key(&b, CK_PID, "%d", 1234);
+	capture_buf__key(&b, CK_STOP_REASON, "%s", "signal");
+	assert_int_equal(capture__kv(b.data, b.len, collect_kv, &kv), 0);
+	assert_int_equal(kv.n, 2);
+	assert_string_equal(kv.key[0], "pid");
+	assert_string_equal(kv.val[0], "1234");
+	assert_string_equal(kv.key[1], "stop_reason");
+	assert_string_equal(kv.val[1], "signal");
+	capture_buf__free(&b);
 }
 
 static int count_probe(const struct capture_probe *p, void *ctx)
@@ -1958,6 +1993,7 @@ int main(void)
 	    T(test_writer_write_errors),
 	    T(test_writer_short_writes),
 	    T(test_buf_kv_format),
+	    T(test_keys_table),
 	    T(test_buf_long_strings),
 	    T(test_reader_open_errors),
 	    T(test_reader_empty),

@@ -210,7 +210,7 @@ int main(int argc, char **argv)
 		}
 		(void)unit_start;
 	}
-	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)t);
+	capture_buf__key(&end, CK_END_MONO_NS, "%llu", (unsigned long long)t);
 	capture_writer__block(w, GT_BLK_END, end.data, end.len);
 	if (capture_writer__close(w)) {
 		fprintf(stderr, "gen_capture: close failed\n");

@@ -425,26 +425,39 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 	struct an_result *r = ctx;
 	uint64_t v = strtoull(value, NULL, 10);
 
-	if (!strcmp(key, "lost.ringbuf"))
+	switch (capture_key__find(key)) {
+	case CK_LOST_RINGBUF:
 		r->lost_ringbuf = v;
-	else if (!strcmp(key, "lost.stack"))
+		break;
+	case CK_LOST_STACK:
 		r->lost_stack = v;
-	else if (!strcmp(key, "lost.map_full"))
+		break;
+	case CK_LOST_MAP_FULL:
 		r->lost_map_full = v;
-	else if (!strcmp(key, "unwind.walks"))
+		break;
+	case CK_UNWIND_WALKS:
 		r->unw_walks = v;
-	else if (!strcmp(key, "unwind.end.root"))
+		break;
+	case CK_UNWIND_END_ROOT:
 		r->unw_root = v;
-	else if (!strcmp(key, "lost.gpu_truncated"))
+		break;
+	case CK_LOST_GPU_TRUNCATED:
 		r->lost_gpu = GT_MAX(r->lost_gpu, v);
-	else if (!strcmp(key, "end_mono_ns"))
+		break;
+	case CK_END_MONO_NS:
 		r->end_ns = v;
-	else if (!strcmp(key, "gpu_source")) {
+		break;
+	case CK_GPU_SOURCE:
 		/* END's value: the source at the end, when it changed while recording. */
 		free((char *)r->gpu_source);
 		r->gpu_source = gt_xstrdup(value);
-	} else if (!strcmp(key, "sampling_from_ns"))
+		break;
+	case CK_SAMPLING_FROM_NS:
 		((struct model *)r->model)->sampling_from = v;
+		break;
+	default:
+		break;
+	}
 	return 0;
 }
 

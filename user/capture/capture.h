@@ -91,6 +91,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture/keys.h"
+
 #define GT_CAP_MAJOR 1
 #define GT_CAP_MINOR 3 /* 1: GPU_OPS blocks; 2: INLINES blocks; 3: ZSTD blocks */
 #define GT_CAP_BOM   0x1A2B3C4DU
@@ -182,6 +184,9 @@ void capture_buf__reset(struct capture_buf *b);
 void capture_buf__free(struct capture_buf *b);
 void capture_buf__kv(struct capture_buf *b, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same for a key of the table (capture/keys.h). */
+void capture_buf__key(struct capture_buf *b, enum capture_key key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void capture_buf__stack(struct capture_buf *b, int32_t stack_id, uint32_t pid, bool kernel,
 			const uint64_t *ips, uint16_t nr);
 /* Same with the entry's GT_STACK_* flags given. */
@@ -258,6 +263,8 @@ int capture__rewind(struct capture *c);
 void capture__only(struct capture *c, uint32_t mask);
 /* HEADER key lookup: value string or NULL. */
 const char *capture__header(const struct capture *c, const char *key);
+/* The same for a key of the table (capture/keys.h). */
+const char *capture__header_key(const struct capture *c, enum capture_key key);
 void capture__version(const struct capture *c, unsigned *major, unsigned *minor);
 /* Warnings collected so far (each one line, no trailing newline). */
 size_t capture__nwarnings(const struct capture *c);

@@ -655,6 +655,11 @@ const char *capture__header(const struct capture *c, const char *key)
 	return NULL;
 }
 
+const char *capture__header_key(const struct capture *c, enum capture_key key)
+{
+	return capture__header(c, capture_key__name(key));
+}
+
 void capture__version(const struct capture *c, unsigned *major, unsigned *minor)
 {
 	if (major)

@@ -287,7 +287,7 @@ int cmd_dump(int argc, char **argv)
 		gt_err("%s", err);
 		return GT_EXIT_FAIL;
 	}
-	v = capture__header(c, "start_mono_ns");
+	v = capture__header_key(c, CK_START_MONO_NS);
 	d.t0 = v ? strtoull(v, NULL, 10) : 0;
 	if (d.frames) {
 		/* Stacks and symbols may follow the events that use them: read them first. */
