@@ -20,8 +20,9 @@
  *
  * Block bodies:
  *   EVENTS    concatenated records, each starting with struct gt_hdr
- *             (include/gaptrace/gaptrace.h); size >= 16, <= GT_CAP_MAX_RECORD, multiple of 8
- *             not required.
+ *             (include/gaptrace/gaptrace.h); size >= 16, <= GT_CAP_MAX_RECORD,
+ *             multiple of 8 not required.  A record of a known type smaller
+ *             than its first layout (gt_rec_min_size) is skipped.
  *   KV        (HEADER after its 8 fixed bytes, COUNTERS, END): a sequence of
  *             NUL-terminated "key=value" strings.
  *   STACKS    entries: s32 stack_id | u32 pid (0: kernel stack) | u16 nr |
@@ -284,13 +285,15 @@ void capture__close(struct capture *c); /* NULL-safe */
 /*
  * Calls cb for every record of an EVENTS body.  Stops and returns -1 at a
  * record whose size is < 16, > GT_CAP_MAX_RECORD or past the body end; a cb
- * returning non-zero stops the walk and that value is returned.
+ * returning non-zero stops the walk and that value is returned.  A record
+ * smaller than its type's first layout (gt_rec_min_size) is skipped: cb
+ * reads every field of that layout without checking the size.
  */
 int capture__events(const void *body, size_t len,
 		    int (*cb)(const void *rec, size_t size, void *ctx), void *ctx);
 /*
- * Calls cb for every record of a GPU_OPS body, each a struct gt_gpu_op as it
- * was written.  -1 on a malformed body (after the records before the damage);
+ * Calls cb for every record of a GPU_OPS body, each a whole struct gt_gpu_op
+ * as it was written.  -1 on a malformed body (after the records before the damage);
  * a cb returning non-zero stops the walk and that value is returned.
  */
 int capture__gpu_ops(const void *body, size_t len,

@@ -195,6 +195,11 @@ int capture__events(const void *body, size_t len,
 		size = get_u16(p + off + 2);
 		if (size < sizeof(struct gt_hdr) || size > GT_CAP_MAX_RECORD || size > len - off)
 			return -1;
+		/* Too short for its type: no consumer could use it; they need not check. */
+		if (size < gt_rec_min_size(get_u16(p + off))) {
+			off += size;
+			continue;
+		}
 		if (cb && ((uintptr_t)(p + off) & 7)) {
 			/* Records are 8-aligned when sizes are multiples of 8; others are copied
 			 * so consumers can read their fields directly. */
