@@ -14,7 +14,7 @@ LLVM_STRIP ?= llvm-strip
 CLANG_FORMAT ?= clang-format
 
 # Only x86-64 is supported: the BPF program reads x86-64 registers and syscall
-# numbers (bpf/gaptrace_syscalls.bpf.h) and vmlinux/ holds only vmlinux/x86.
+# numbers (include/gaptrace/gaptrace_syscalls.h) and vmlinux/ holds only vmlinux/x86.
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/')
 ifneq ($(ARCH),x86)
 ifeq ($(filter deps clean format format-check,$(MAKECMDGOALS)),)
@@ -33,7 +33,14 @@ WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializ
 CFLAGS ?= -g -O2
 override CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -D_GNU_SOURCE \
 	-DGT_VERSION='"$(GT_VERSION)"'
-INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Icupti
+# include/gaptrace/: every format that crosses a boundary (BPF, CUPTI library,
+# capture), included as "gaptrace/NAME.h"; user/ reaches nothing in bpf/ or cupti/.
+INCLUDES := -I$(OUTPUT) -Iinclude -Iuser
+GT_HDRS := $(wildcard include/gaptrace/*.h)
+# The public USDT header: programs (the workloads) include it as installed,
+# "gaptrace-usdt.h" with -I$(USDT_INC).
+USDT_INC := include/gaptrace
+USDT_H := $(USDT_INC)/gaptrace-usdt.h
 # libbpf, libdw (--stacks dwarf unwinding) and what they need (libelf, zlib,
 # lzma, bzip2: `pkg-config --static --libs`) linked statically so the binary
 # can be copied to another host; Debian ships them all as .a.
@@ -116,9 +123,9 @@ $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/tests $(OUTPUT)/asan $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
 
 # ---- BPF ----
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/gaptrace.h $(wildcard bpf/*.bpf.h) $(VMLINUX) | $(OUTPUT)/bpf
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(GT_HDRS) $(wildcard bpf/*.bpf.h) $(VMLINUX) | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Icupti \
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Iinclude \
 		-idirafter /usr/include/$(MULTIARCH) \
 		-Wall -Werror -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
@@ -134,7 +141,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # ---- user space ----
-$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/gaptrace.h $(wildcard bpf/*.bpf.h) cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS)
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) $(GT_HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
@@ -146,23 +153,23 @@ $(OUTPUT)/gaptrace: $(USER_OBJS)
 
 # ---- workloads (ground truth programs; frame pointers kept) ----
 workloads: $(WORKLOADS)
-$(OUTPUT)/workloads/%: tests/workloads/%.c tests/workloads/delay_common.h cupti/gaptrace-usdt.h \
+$(OUTPUT)/workloads/%: tests/workloads/%.c tests/workloads/delay_common.h $(USDT_H) \
 		| $(OUTPUT)/workloads
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
-		-Icupti $< -o $@ -lpthread -lm
+		-I$(USDT_INC) $< -o $@ -lpthread -lm
 $(OUTPUT)/workloads/follow_sim: tests/workloads/follow_sim.h
 # The library follow_sim dlopens (its probes appear only then).
 $(OUTPUT)/workloads/libfollow_lib.so: tests/workloads/lib/follow_lib.c tests/workloads/follow_sim.h \
-		cupti/gaptrace-usdt.h | $(OUTPUT)/workloads
+		$(USDT_H) | $(OUTPUT)/workloads
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
-		-fPIC -shared -Icupti -Itests/workloads $< -o $@
+		-fPIC -shared -I$(USDT_INC) -Itests/workloads $< -o $@
 $(OUTPUT)/workloads/prover_sim_nofp: tests/workloads/prover_sim.c tests/workloads/delay_common.h \
-		cupti/gaptrace-usdt.h | $(OUTPUT)/workloads
+		$(USDT_H) | $(OUTPUT)/workloads
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fomit-frame-pointer \
-		-Icupti $< -o $@ -lpthread -lm
+		-I$(USDT_INC) $< -o $@ -lpthread -lm
 
 $(OUTPUT)/workloads/cfi_stacks_nofp: tests/workloads/cfi_stacks.c | $(OUTPUT)/workloads
 	$(call msg,WORKLOAD,$@)
@@ -178,10 +185,10 @@ $(OUTPUT)/workloads/cfi_cxx: tests/workloads/cfi_cxx.cpp | $(OUTPUT)/workloads
 # .cargo/config.toml replaces crates.io with /usr/share/cargo/registry.  The
 # crate is copied under $(OUTPUT) so that Cargo.lock and target/ stay out of
 # the source tree; its USDT probes come from a C shim linked by build.rs.
-$(TOKIO_OUT)/libgt_usdt_shim.a: $(TOKIO_DIR)/usdt_shim.c cupti/gaptrace-usdt.h
+$(TOKIO_OUT)/libgt_usdt_shim.a: $(TOKIO_DIR)/usdt_shim.c $(USDT_H)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -Icupti \
+	$(Q)$(CC) -g -O2 -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -I$(USDT_INC) \
 		-c $< -o $(TOKIO_OUT)/usdt_shim.o
 	$(Q)rm -f $@ && ar rcs $@ $(TOKIO_OUT)/usdt_shim.o
 $(OUTPUT)/workloads/tokio_prover: $(TOKIO_SRCS) $(TOKIO_OUT)/libgt_usdt_shim.a | $(OUTPUT)/workloads
@@ -212,7 +219,7 @@ gpu-workload:
 ifeq ($(HAVE_CUDA),1)
 	$(call msg,NVCC,$(OUTPUT)/gpu/prover_gpu)
 	$(Q)mkdir -p $(OUTPUT)/gpu
-	$(Q)$(NVCC) $(NVCC_FLAGS) -Icupti -Itests/workloads tests/gpu/prover_gpu.cu \
+	$(Q)$(NVCC) $(NVCC_FLAGS) -I$(USDT_INC) -Itests/workloads tests/gpu/prover_gpu.cu \
 		-o $(OUTPUT)/gpu/prover_gpu -lpthread
 	$(call msg,NVCC,$(OUTPUT)/gpu/launch_loop)
 	$(Q)$(NVCC) $(NVCC_FLAGS) tests/gpu/launch_loop.cu -o $(OUTPUT)/gpu/launch_loop
@@ -264,17 +271,17 @@ $(OUTPUT)/tests/test_fuzz_replay $(OUTPUT)/asan/test_fuzz_replay: tests/fuzz/fuz
 # (helpers, names) without CUPTI: the test stands in for the CUPTI calls,
 # takes the records at batch_fire and fixes the conversion's clock.
 CUPTI_TEST_SRCS := cupti/gaptrace_cupti.c cupti/gaptrace_cupti_names.c cupti/gaptrace_cupti_convert.c
-CUPTI_TEST_FLAGS := -Icupti $(addprefix -I,$(CUDA_HOME)/include $(wildcard $(CUDA_HOME)/extras/CUPTI/include)) \
+CUPTI_TEST_FLAGS := -Icupti -Iinclude $(addprefix -I,$(CUDA_HOME)/include $(wildcard $(CUDA_HOME)/extras/CUPTI/include)) \
 	-Wl,--wrap=batch_fire -Wl,--wrap=mono_now
-$(OUTPUT)/tests/test_cupti_convert: tests/test_cupti_convert.c $(CUPTI_TEST_SRCS) $(wildcard cupti/*.h) | $(OUTPUT)/tests
+$(OUTPUT)/tests/test_cupti_convert: tests/test_cupti_convert.c $(CUPTI_TEST_SRCS) $(wildcard cupti/*.h) $(GT_HDRS) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) $(CUPTI_TEST_FLAGS) $< $(CUPTI_TEST_SRCS) -lcmocka -lpthread -o $@
-$(OUTPUT)/asan/test_cupti_convert: tests/test_cupti_convert.c $(CUPTI_TEST_SRCS) $(wildcard cupti/*.h) | $(OUTPUT)/asan
+$(OUTPUT)/asan/test_cupti_convert: tests/test_cupti_convert.c $(CUPTI_TEST_SRCS) $(wildcard cupti/*.h) $(GT_HDRS) | $(OUTPUT)/asan
 	$(call msg,TEST-ASAN,$@)
 	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 		$(CUPTI_TEST_FLAGS) $< $(CUPTI_TEST_SRCS) -lcmocka -lpthread -o $@
 
-$(OUTPUT)/asan/user/%.o: user/%.c $(USER_HDRS) bpf/gaptrace.h $(wildcard bpf/*.bpf.h) cupti/gaptrace-cupti-status.h cupti/gaptrace-cupti-api.h $(SKELS)
+$(OUTPUT)/asan/user/%.o: user/%.c $(USER_HDRS) $(GT_HDRS) $(SKELS)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -388,7 +395,7 @@ install: $(OUTPUT)/gaptrace cupti
 	$(Q)if [ -f $(OUTPUT)/libgaptrace-cupti.so ]; then \
 		install -D -m 0644 $(OUTPUT)/libgaptrace-cupti.so \
 			$(DESTDIR)$(LIBDIR)/gaptrace/libgaptrace-cupti.so; fi
-	$(Q)install -D -m 0644 cupti/gaptrace-usdt.h $(DESTDIR)$(INCLUDEDIR)/gaptrace-usdt.h
+	$(Q)install -D -m 0644 $(USDT_H) $(DESTDIR)$(INCLUDEDIR)/gaptrace-usdt.h
 	$(Q)if [ -f $(MANPAGE) ]; then \
 		install -D -m 0644 $(MANPAGE) $(DESTDIR)$(MANDIR)/man1/gaptrace.1; fi
 	$(Q)if [ -f $(BASHCOMP) ]; then \

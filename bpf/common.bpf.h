@@ -16,9 +16,9 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "core_fixes.bpf.h"
-#include "gaptrace_syscalls.bpf.h"
+#include "gaptrace/gaptrace_syscalls.h"
 
 #define MAX_SYSCALL_NR 1024
 

@@ -5,7 +5,7 @@
  * off-CPU interval; follows forks, exits, execs and renames.
  */
 #include "common.bpf.h"
-#include "gaptrace_waits.bpf.h"
+#include "gaptrace/gaptrace_waits.h"
 
 #define TASK_DEAD_BITS 0x0080 /* TASK_DEAD: the task is exiting, no switch-in follows */
 

@@ -14,7 +14,7 @@
 #ifndef UNWIND_BPF_H
 #define UNWIND_BPF_H
 
-#include "gaptrace_cfi.bpf.h"
+#include "gaptrace/gaptrace_cfi.h"
 
 /* Set by the recorder: walk user stacks here instead of bpf_get_stack's frame pointers. */
 const volatile bool cfg_cfi_walk = false;
@@ -36,7 +36,7 @@ struct {
 	__array(values, struct cfi_rows);
 } cfi_tables SEC(".maps");
 
-/* (object id, page of code) -> the rows covering it (gaptrace_cfi.bpf.h). */
+/* (object id, page of code) -> the rows covering it (gaptrace/gaptrace_cfi.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

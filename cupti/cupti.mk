@@ -17,11 +17,11 @@ LIB := $(OUTPUT)/libgaptrace-cupti.so
 # Its files share gaptrace_cupti_priv.h (which lists them).
 SRCS := $(wildcard cupti/gaptrace_cupti*.c)
 OBJS := $(patsubst cupti/%.c,$(OUTPUT)/cupti/%.o,$(SRCS))
-HDRS := $(wildcard cupti/*.h)
+HDRS := $(wildcard cupti/*.h include/gaptrace/*.h)
 
 CUPTI_CFLAGS := -g -O2 -std=gnu11 -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
 	-D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-field-initializers \
-	-Icupti $(addprefix -I,$(CUPTI_INCDIRS))
+	-Icupti -Iinclude $(addprefix -I,$(CUPTI_INCDIRS))
 # The rpath finds libcupti.so.13 where the toolkit keeps it on the GPU host;
 # nodelete: our threads must never outlive the code they run.
 CUPTI_LDFLAGS := -shared -Wl,-soname,libgaptrace-cupti.so -Wl,--no-undefined \

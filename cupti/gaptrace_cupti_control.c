@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gaptrace-cupti-api.h"
+#include "gaptrace/gaptrace-cupti-api.h"
 #include "gaptrace_cupti_priv.h"
 
 #define POLL_NS	    (50 * NSEC_PER_MSEC)  /* semaphore check period */

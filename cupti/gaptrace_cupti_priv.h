@@ -21,8 +21,8 @@
 
 #include <cupti.h>
 
-#include "gaptrace-cupti-status.h"
-#include "gaptrace-usdt.h"
+#include "gaptrace/gaptrace-cupti-status.h"
+#include "gaptrace/gaptrace-usdt.h"
 
 #define GT_EXPORT __attribute__((visibility("default")))
 

@@ -16,8 +16,8 @@
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
-#include "gaptrace.h"
-#include "gaptrace_syscalls.bpf.h" /* GT_NR_*: x86-64 syscall numbers */
+#include "gaptrace/gaptrace.h"
+#include "gaptrace/gaptrace_syscalls.h" /* GT_NR_*: x86-64 syscall numbers */
 #include "support/util.h"
 
 #define MS  NSEC_PER_MSEC
@@ -296,8 +296,8 @@ static inline void synth_close(struct synth *s)
 		assert_int_equal(
 		    capture_writer__block(s->w, GT_BLK_INLINES, s->inl.data, s->inl.len), 0);
 	if (s->end_gpu_source)
-		capture_buf__kv(&end, "gpu_source", "%s", s->end_gpu_source);
-	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)s->end);
+		capture_buf__key(&end, CK_GPU_SOURCE, "%s", s->end_gpu_source);
+	capture_buf__key(&end, CK_END_MONO_NS, "%llu", (unsigned long long)s->end);
 	assert_int_equal(capture_writer__block(s->w, GT_BLK_END, end.data, end.len), 0);
 	assert_int_equal(capture_writer__close(s->w), 0);
 	capture_buf__free(&end);

@@ -18,7 +18,7 @@
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/u64map.h"
 #include "support/util.h"
 

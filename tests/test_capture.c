@@ -22,7 +22,8 @@
 #include <zlib.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
+#include "gaptrace/gaptrace_cfi.h"
 #include "support/util.h"
 
 #define MEM	   "mem.gtcap"
@@ -984,6 +985,40 @@ static void test_buf_kv_format(void **state)
 	capture_buf__free(NULL);
 }
 
+/* One table of HEADER/COUNTERS/END keys: each name once, found back by name. */
+static void test_keys_table(void **state)
+{
+	struct capture_buf b = {};
+	struct kvs kv = {};
+
+	for (unsigned k = 0; k < CK_MAX; k++) {
+		const char *name = capture_key__name((enum capture_key)k);
+
+		assert_true(name[0] != '\0' && !strchr(name, '='));
+		assert_int_equal(capture_key__find(name), k);
+	}
+	assert_string_equal(capture_key__name(CK_LOST_RINGBUF), "lost.ringbuf");
+	assert_string_equal(capture_key__name(CK_START_MONO_NS), "start_mono_ns");
+	assert_string_equal(capture_key__name(CK_MAX), "");
+	assert_int_equal(capture_key__find("lost.ringbufx"), CK_MAX);
+	assert_int_equal(capture_key__find(""), CK_MAX);
+	/* The unwind.end.* keys in enum gt_unw_end order: info relies on it. */
+	assert_int_equal(CK_UNWIND_END_DEPTH - CK_UNWIND_END_ROOT, GT_UNW_DEPTH - GT_UNW_ROOT);
+	assert_string_equal(capture_key__name(CK_UNWIND_END_ROOT + GT_UNW_NO_ROW),
+			    "unwind.end.no_row");
+
+	/* The writer spells a key as the table does. */
+	capture_buf__key(&b, CK_PID, "%d", 1234);
+	capture_buf__key(&b, CK_STOP_REASON, "%s", "signal");
+	assert_int_equal(capture__kv(b.data, b.len, collect_kv, &kv), 0);
+	assert_int_equal(kv.n, 2);
+	assert_string_equal(kv.key[0], "pid");
+	assert_string_equal(kv.val[0], "1234");
+	assert_string_equal(kv.key[1], "stop_reason");
+	assert_string_equal(kv.val[1], "signal");
+	capture_buf__free(&b);
+}
+
 static int count_probe(const struct capture_probe *p, void *ctx)
 {
 	++*(int *)ctx;
@@ -1695,7 +1730,8 @@ static int stop_at_second(const void *rec, size_t size, void *ctx)
 static void test_events_malformed(void **state)
 {
 	uint8_t body[64] = {};
-	struct gt_hdr h = {.type = 1, .size = 16};
+	/* A type this reader does not know: its header is a whole record. */
+	struct gt_hdr h = {.type = 200, .size = 16};
 	int calls = 0;
 
 	memcpy(body, &h, sizeof(h));
@@ -1723,6 +1759,59 @@ static void test_events_malformed(void **state)
 	h.size = GT_CAP_MAX_RECORD + 1;
 	memcpy(body, &h, sizeof(h));
 	assert_int_equal(capture__events(body, 64, NULL, NULL), -1);
+}
+
+static int collect_types(const void *rec, size_t size, void *ctx)
+{
+	struct kvs *k = ctx;
+
+	assert_true(k->n < 8);
+	snprintf(k->key[k->n++], 64, "%u/%zu", ((const struct gt_hdr *)rec)->type, size);
+	return 0;
+}
+
+/*
+ * A record shorter than its type's first layout is dropped by the reader
+ * (gt_rec_min_size), not handed on: consumers read its fields unchecked.
+ */
+static void test_events_short_for_type(void **state)
+{
+	uint8_t body[512] = {};
+	struct gt_hdr *h;
+	struct kvs got = {};
+	size_t off = 0;
+	const struct {
+		uint16_t type, size;
+	} recs[] = {
+	    {GT_REC_OFFCPU, 16},		    /* header only: dropped */
+	    {GT_REC_OFFCPU, GT_OFFCPU_V1_SIZE},	    /* a capture before args[3]: kept */
+	    {GT_REC_SAMPLE, GT_SAMPLE_V1_SIZE - 8}, /* dropped */
+	    {GT_REC_CALL, sizeof(struct gt_call)},  /* kept */
+	    {GT_REC_LOSS, sizeof(struct gt_loss) - 1},
+	    {GT_REC_NAME, offsetof(struct gt_name, name)},     /* no room for the NUL */
+	    {GT_REC_NAME, offsetof(struct gt_name, name) + 1}, /* kept */
+	    {200, 16},					       /* unknown type: kept */
+	};
+
+	for (size_t i = 0; i < GT_ARRAY_SIZE(recs); i++) {
+		h = (struct gt_hdr *)(body + off);
+		h->type = recs[i].type;
+		h->size = recs[i].size;
+		off += recs[i].size;
+		assert_true(off <= sizeof(body));
+	}
+	assert_int_equal(capture__events(body, off, collect_types, &got), 0);
+	assert_int_equal(got.n, 4);
+	assert_string_equal(got.key[0], "1/104");
+	assert_string_equal(got.key[1], "3/64");
+	assert_string_equal(got.key[2], "9/33");
+	assert_string_equal(got.key[3], "200/16");
+	/* The table itself: first layouts, and the header for an unknown type. */
+	assert_int_equal(gt_rec_min_size(GT_REC_OFFCPU), GT_OFFCPU_V1_SIZE);
+	assert_int_equal(gt_rec_min_size(GT_REC_GPU_OP), sizeof(struct gt_gpu_op));
+	assert_int_equal(gt_rec_min_size(GT_REC_STACK), offsetof(struct gt_stack, ips));
+	assert_int_equal(gt_rec_min_size(0), sizeof(struct gt_hdr));
+	assert_int_equal(gt_rec_min_size(GT_REC_MAX), sizeof(struct gt_hdr));
 }
 
 static void test_kv_malformed(void **state)
@@ -1958,6 +2047,7 @@ int main(void)
 	    T(test_writer_write_errors),
 	    T(test_writer_short_writes),
 	    T(test_buf_kv_format),
+	    T(test_keys_table),
 	    T(test_buf_long_strings),
 	    T(test_reader_open_errors),
 	    T(test_reader_empty),
@@ -1977,6 +2067,7 @@ int main(void)
 	    T(test_reader_misaligned_mem),
 	    T(test_reader_warning_cap),
 	    T(test_events_malformed),
+	    T(test_events_short_for_type),
 	    T(test_kv_malformed),
 	    T(test_stacks_malformed),
 	    T(test_symbols_malformed),

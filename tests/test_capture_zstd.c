@@ -23,7 +23,7 @@
 #include <zstd.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/util.h"
 
 #define NBATCH	4   /* flushes, each a ZSTD block */

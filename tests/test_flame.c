@@ -19,7 +19,7 @@
 #include "capture/capture.h"
 #include "output/flame.h"
 #include "output/present.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/json.h"
 #include "support/util.h"
 

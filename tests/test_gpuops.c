@@ -21,7 +21,7 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "cmds.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/util.h"
 
 #include "synth_capture.h"

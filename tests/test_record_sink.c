@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "gaptrace.skel.h"
 #include "record/record_sink.h"
 #include "record/unwind.h"
@@ -662,6 +662,41 @@ static void test_name_task_runt(void **state)
 }
 
 /*
+ * A record shorter than its type's first layout (gt_rec_min_size) is
+ * dropped, as the capture reader drops it: not written, not acted on.
+ */
+static void test_short_for_type(void **state)
+{
+	struct fx *f = *state;
+	struct gt_offcpu o = offcpu_rec();
+	struct gt_task t = {.hdr = {GT_REC_TASK, sizeof(t) - 8, 0, 200}};
+	struct gt_gpu_batch *b = calloc(1, sizeof(*b));
+
+	o.hdr.size = GT_OFFCPU_V1_SIZE - 8;
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	t.pid = 100;
+	t.tid = 100;
+	t.event = GT_TASK_EXEC;
+	record_sink__feed(&f->sink, &t, sizeof(t));
+	b->hdr = (struct gt_hdr){GT_REC_GPU_BATCH, offsetof(struct gt_gpu_batch, data), 3, 9000};
+	b->count = 1;
+	b->rec_size = GT_GPU_REC_SIZE;
+	b->dropped = 1;
+	record_sink__feed(&f->sink, b, sizeof(*b));
+	assert_int_equal(f->sink.events, 0);
+	assert_int_equal(f->sink.gpu_ops, 0);
+	assert_int_equal(f->tasks, 0);
+	/* An off-CPU interval of the first layout (before args[3]) is whole. */
+	o.hdr.size = GT_OFFCPU_V1_SIZE;
+	record_sink__feed(&f->sink, &o, GT_OFFCPU_V1_SIZE);
+	assert_int_equal(f->sink.events, 1);
+	read_back(f);
+	assert_int_equal(f->nevents, 1);
+	assert_int_equal(f->event_size[0], GT_OFFCPU_V1_SIZE);
+	free(b);
+}
+
+/*
  * A thread's exit asks nothing of the recorder; its leader's asks for a
  * rescan of the process (which releases its links once it is gone).
  * Both are kept.
@@ -875,6 +910,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_stack_ids_resent_and_late, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_batch_split, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_name_task_runt, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_short_for_type, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_rescan, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_untraced_waker_and_loader, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_segment_rewrites_stacks, fx_setup, fx_teardown),

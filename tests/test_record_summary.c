@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "record/record_priv.h"
 #include "support/util.h"
 

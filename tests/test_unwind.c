@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "symbols/syms.h"
 #include "record/unwind.h"
 #include "support/util.h"

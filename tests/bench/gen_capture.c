@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/util.h"
 
 #define NTHREADS 8
@@ -210,7 +210,7 @@ int main(int argc, char **argv)
 		}
 		(void)unit_start;
 	}
-	capture_buf__kv(&end, "end_mono_ns", "%llu", (unsigned long long)t);
+	capture_buf__key(&end, CK_END_MONO_NS, "%llu", (unsigned long long)t);
 	capture_writer__block(w, GT_BLK_END, end.data, end.len);
 	if (capture_writer__close(w)) {
 		fprintf(stderr, "gen_capture: close failed\n");

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "record/record_sink.h"
 
 static int no_stack(void *ctx, int32_t id, uint64_t *ips)

@@ -40,7 +40,7 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "cmds.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/util.h"
 
 #ifndef GT_FUZZ_SEED_MAIN

@@ -19,7 +19,7 @@
 #include <zstd.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 
 #ifndef GT_FUZZ_SEED_MAIN
 

@@ -25,7 +25,7 @@ slots, one argument spec for all; unit_begin site k passes the constant
 
 Every run is under a hard timeout, so a regression FAILs instead of hanging.
 
-Usage: hostile_usdt_check.py GAPTRACE CUPTI_DIR WORK_DIR [CASE...]
+Usage: hostile_usdt_check.py GAPTRACE USDT_INCLUDE_DIR WORK_DIR [CASE...]
 """
 import os
 import re

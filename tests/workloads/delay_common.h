@@ -18,8 +18,8 @@
  *   delay_gap(u)                   in the gap after unit u
  *   write_truth(), print_verbose(), delay_report_warnings() at the end
  */
-#ifndef INJECT_COMMON_H
-#define INJECT_COMMON_H
+#ifndef DELAY_COMMON_H
+#define DELAY_COMMON_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1969,4 +1969,4 @@ DELAY_STATIC void delay_report_warnings(void)
 			delay_prog, chan_waits);
 }
 
-#endif /* INJECT_COMMON_H */
+#endif /* DELAY_COMMON_H */

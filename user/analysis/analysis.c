@@ -146,16 +146,16 @@ int analysis__run(struct capture *c, const struct an_opts *o, struct an_result *
 	/* Owned by r from here: counters read in pass 1 land in the model too. */
 	r->model = m;
 	r->path = gt_xstrdup(capture__path(c));
-	v = capture__header(c, "comm");
+	v = capture__header_key(c, CK_COMM);
 	r->comm = gt_xstrdup(v ? v : "?");
-	v = capture__header(c, "pid");
+	v = capture__header_key(c, CK_PID);
 	r->pid = v ? (uint32_t)strtoul(v, NULL, 10) : 0;
-	v = capture__header(c, "start_mono_ns");
+	v = capture__header_key(c, CK_START_MONO_NS);
 	r->start_ns = v ? strtoull(v, NULL, 10) : 0;
-	v = capture__header(c, "sample_period_ns");
+	v = capture__header_key(c, CK_SAMPLE_PERIOD_NS);
 	r->sample_period_ns = v ? strtoull(v, NULL, 10) : 0;
 	m->sample_period = r->sample_period_ns ? r->sample_period_ns : NSEC_PER_MSEC;
-	v = capture__header(c, "gpu_source");
+	v = capture__header_key(c, CK_GPU_SOURCE);
 	/* A copy: the result outlives the capture it came from. */
 	r->gpu_source = gt_xstrdup(v ? v : "usdt");
 

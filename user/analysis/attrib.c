@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "analysis/attrib.h"
 #include "analysis/classify.h"
 #include "analysis/model.h"

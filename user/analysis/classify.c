@@ -7,9 +7,9 @@
  */
 #include <string.h>
 
-#include "gaptrace.h"
-#include "gaptrace_syscalls.bpf.h"
-#include "gaptrace_waits.bpf.h"
+#include "gaptrace/gaptrace.h"
+#include "gaptrace/gaptrace_syscalls.h"
+#include "gaptrace/gaptrace_waits.h"
 #include "analysis/classify.h"
 #include "analysis/model.h"
 #include "support/util.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "analysis/model.h"
 #include "support/util.h"
 
@@ -205,24 +205,18 @@ bool model__cpu_reach(const void *rec, size_t size, uint64_t *from, bool *far)
 	case GT_REC_OFFCPU: {
 		const struct gt_offcpu *o = rec;
 
-		if (size < GT_OFFCPU_V1_SIZE)
-			return false;
 		/* A partial interval starts at the capture's start, not known in pass 1. */
 		*from = (o->flags & GT_OFF_PARTIAL_START) ? 0 : o->off_ns;
 		*far = !*from || is_far(*from, h->ts_ns);
 		return true;
 	}
 	case GT_REC_SAMPLE:
-		if (size < GT_SAMPLE_V1_SIZE)
-			return false;
 		*from = h->ts_ns > M_SAMPLE_REACH_NS ? h->ts_ns - M_SAMPLE_REACH_NS : 0;
 		*far = false;
 		return true;
 	case GT_REC_CALL: {
 		const struct gt_call *c = rec;
 
-		if (size < sizeof(*c))
-			return false;
 		*from = c->enter_ns;
 		*far = is_far(*from, h->ts_ns);
 		return true;
@@ -230,8 +224,7 @@ bool model__cpu_reach(const void *rec, size_t size, uint64_t *from, bool *far)
 	case GT_REC_GPU_OP: {
 		const struct gt_gpu_op *g = rec;
 
-		if (size < sizeof(*g) ||
-		    (g->rec.kind != GAPTRACE_GPU_SYNC && g->rec.kind != GAPTRACE_GPU_API))
+		if (g->rec.kind != GAPTRACE_GPU_SYNC && g->rec.kind != GAPTRACE_GPU_API)
 			return false;
 		*from = g->rec.start_ns;
 		*far = is_far(*from, h->ts_ns);

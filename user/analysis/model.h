@@ -230,7 +230,9 @@ struct model {
 
 /*
  * Whether pass 2 may keep rec; if so, the earliest time it covers in *from
- * (0 when unknown) and whether it is far.  Both passes decide with it.
+ * (0 when unknown) and whether it is far.  Both passes decide with it.  rec
+ * comes from the capture reader, which dropped records too short for their
+ * type (gt_rec_min_size).
  */
 bool model__cpu_reach(const void *rec, size_t size, uint64_t *from, bool *far);
 

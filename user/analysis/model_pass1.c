@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
-#include "gaptrace-cupti-api.h"
+#include "gaptrace/gaptrace.h"
+#include "gaptrace/gaptrace-cupti-api.h"
 #include "analysis/model.h"
 #include "support/util.h"
 
@@ -169,13 +169,12 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		else if (from < p->blk_reach)
 			p->blk_reach = from;
 	}
+	/* Each record has at least its type's first layout: the reader dropped shorter ones. */
 	switch (h->type) {
 	case GT_REC_GPU_OP: {
 		const struct gt_gpu_op *g = rec;
 		const struct gaptrace_gpu_rec *gr = &g->rec;
 
-		if (size < sizeof(*g))
-			break;
 		switch (gr->kind) {
 		case GAPTRACE_GPU_KERNEL:
 		case GAPTRACE_GPU_MEMCPY:
@@ -223,28 +222,22 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 	case GT_REC_GPU_LAUNCH: {
 		const struct gt_gpu_launch *l = rec;
 
-		if (size >= sizeof(*l))
-			add_launch(m, l->op_id, l->hdr.ts_ns, l->pid, l->tid);
+		add_launch(m, l->op_id, l->hdr.ts_ns, l->pid, l->tid);
 		break;
 	}
 	case GT_REC_UNIT: {
 		const struct gt_unit *u = rec;
 
-		if (size >= sizeof(*u))
-			add_unit_event(m, u->unit_id, u->hdr.ts_ns, u->tid, u->begin != 0);
+		add_unit_event(m, u->unit_id, u->hdr.ts_ns, u->tid, u->begin != 0);
 		break;
 	}
 	case GT_REC_TASK:
-		if (size >= sizeof(struct gt_task))
-			task_event(p, rec);
+		task_event(p, rec);
 		break;
 	case GT_REC_OFFCPU: {
 		const struct gt_offcpu *o = rec;
-		struct m_thread *th;
+		struct m_thread *th = model__thread(m, o->tid, true);
 
-		if (size < GT_OFFCPU_V1_SIZE)
-			break;
-		th = model__thread(m, o->tid, true);
 		th->pid = o->pid;
 		th->known = true;
 		note_ts(p, o->on_ns);
@@ -254,8 +247,6 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 	case GT_REC_SAMPLE: {
 		const struct gt_sample *s = rec;
 
-		if (size < GT_SAMPLE_V1_SIZE)
-			break;
 		model__thread(m, s->tid, true)->known = true;
 		model__thread(m, s->tid, true)->pid = s->pid;
 		m->nsamples_total++;
@@ -264,11 +255,8 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 	}
 	case GT_REC_CALL: {
 		const struct gt_call *c = rec;
-		const struct m_probe *pr;
+		const struct m_probe *pr = model__probe(m, c->func_id);
 
-		if (size < sizeof(*c))
-			break;
-		pr = model__probe(m, c->func_id);
 		if (pr && (pr->launch || pr->sync) && c->exit_ns >= c->enter_ns) {
 			gt_grow((void **)&m->hostcalls, &m->hostcalls_cap, m->nhostcalls,
 				sizeof(*m->hostcalls));
@@ -292,8 +280,6 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		const struct gt_peer *pe = rec;
 		struct m_peer *mp;
 
-		if (size < sizeof(*pe))
-			break;
 		gt_grow((void **)&m->peers, &m->peers_cap, m->npeers, sizeof(*m->peers));
 		mp = &m->peers[m->npeers++];
 		*mp = (struct m_peer){.pid = pe->pid, .tid = pe->tid};
@@ -305,8 +291,6 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 		uint64_t idx;
 		size_t len;
 
-		if (size < offsetof(struct gt_name, name) + 1)
-			break;
 		/* Bounded by the record: names come from the traced process. */
 		len = GT_MIN((size_t)n->len, size - offsetof(struct gt_name, name));
 		len = GT_MIN(len, (size_t)GT_NAME_MAX - 1);
@@ -323,8 +307,6 @@ static int pass1_record(const void *rec, size_t size, void *ctx)
 	case GT_REC_LOSS: {
 		const struct gt_loss *l = rec;
 
-		if (size < sizeof(*l))
-			break;
 		if (l->kind == GT_LOSS_RINGBUF || l->kind == GT_LOSS_MAP_FULL)
 			add_loss(m, l->from_ns, l->to_ns);
 		/*
@@ -425,26 +407,39 @@ static int counters_cb(const char *key, const char *value, void *ctx)
 	struct an_result *r = ctx;
 	uint64_t v = strtoull(value, NULL, 10);
 
-	if (!strcmp(key, "lost.ringbuf"))
+	switch (capture_key__find(key)) {
+	case CK_LOST_RINGBUF:
 		r->lost_ringbuf = v;
-	else if (!strcmp(key, "lost.stack"))
+		break;
+	case CK_LOST_STACK:
 		r->lost_stack = v;
-	else if (!strcmp(key, "lost.map_full"))
+		break;
+	case CK_LOST_MAP_FULL:
 		r->lost_map_full = v;
-	else if (!strcmp(key, "unwind.walks"))
+		break;
+	case CK_UNWIND_WALKS:
 		r->unw_walks = v;
-	else if (!strcmp(key, "unwind.end.root"))
+		break;
+	case CK_UNWIND_END_ROOT:
 		r->unw_root = v;
-	else if (!strcmp(key, "lost.gpu_truncated"))
+		break;
+	case CK_LOST_GPU_TRUNCATED:
 		r->lost_gpu = GT_MAX(r->lost_gpu, v);
-	else if (!strcmp(key, "end_mono_ns"))
+		break;
+	case CK_END_MONO_NS:
 		r->end_ns = v;
-	else if (!strcmp(key, "gpu_source")) {
+		break;
+	case CK_GPU_SOURCE:
 		/* END's value: the source at the end, when it changed while recording. */
 		free((char *)r->gpu_source);
 		r->gpu_source = gt_xstrdup(value);
-	} else if (!strcmp(key, "sampling_from_ns"))
+		break;
+	case CK_SAMPLING_FROM_NS:
 		((struct model *)r->model)->sampling_from = v;
+		break;
+	default:
+		break;
+	}
 	return 0;
 }
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "analysis/model.h"
 #include "support/util.h"
 
@@ -67,14 +67,13 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 	if (!p2->replay && model__cpu_reach(rec, size, &from, &far) && far)
 		return 0;
 
+	/* Each record has at least its type's first layout: the reader dropped shorter ones. */
 	switch (h->type) {
 	case GT_REC_OFFCPU: {
 		const struct gt_offcpu *o = rec;
 		struct m_off mo;
 		uint64_t off, on;
 
-		if (size < GT_OFFCPU_V1_SIZE)
-			break;
 		off = (o->flags & GT_OFF_PARTIAL_START) || !o->off_ns ? m->start : o->off_ns;
 		on = o->on_ns;
 		if (on < off)
@@ -107,8 +106,6 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 	case GT_REC_SAMPLE: {
 		const struct gt_sample *s = rec;
 
-		if (size < GT_SAMPLE_V1_SIZE)
-			break;
 		/*
 		 * A sample covers the thread CPU time before it, which may lie well
 		 * before in wall time when the thread blocked in between: keep
@@ -137,7 +134,7 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		const struct m_probe *pr;
 		struct m_call mc;
 
-		if (size < sizeof(*c) || c->exit_ns < c->enter_ns)
+		if (c->exit_ns < c->enter_ns)
 			break;
 		pr = model__probe(m, c->func_id);
 		if (!pr || pr->cat < 0)
@@ -160,8 +157,7 @@ static int pass2_record(const void *rec, size_t size, void *ctx)
 		int cat;
 
 		/* Host-side CUDA time: API calls and synchronisations. */
-		if (size < sizeof(*g) ||
-		    (gr->kind != GAPTRACE_GPU_SYNC && gr->kind != GAPTRACE_GPU_API) || !gr->tid ||
+		if ((gr->kind != GAPTRACE_GPU_SYNC && gr->kind != GAPTRACE_GPU_API) || !gr->tid ||
 		    gr->end_ns < gr->start_ns)
 			break;
 		cat = GT_CAT_CUDA;

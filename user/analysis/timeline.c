@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gaptrace.h"
-#include "gaptrace_syscalls.bpf.h"
+#include "gaptrace/gaptrace.h"
+#include "gaptrace/gaptrace_syscalls.h"
 #include "analysis/classify.h"
 #include "analysis/model.h"
 #include "analysis/timeline.h"

@@ -20,8 +20,9 @@
  *
  * Block bodies:
  *   EVENTS    concatenated records, each starting with struct gt_hdr
- *             (bpf/gaptrace.h); size >= 16, <= GT_CAP_MAX_RECORD, multiple of 8
- *             not required.
+ *             (include/gaptrace/gaptrace.h); size >= 16, <= GT_CAP_MAX_RECORD,
+ *             multiple of 8 not required.  A record of a known type smaller
+ *             than its first layout (gt_rec_min_size) is skipped.
  *   KV        (HEADER after its 8 fixed bytes, COUNTERS, END): a sequence of
  *             NUL-terminated "key=value" strings.
  *   STACKS    entries: s32 stack_id | u32 pid (0: kernel stack) | u16 nr |
@@ -90,6 +91,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "capture/keys.h"
 
 #define GT_CAP_MAJOR 1
 #define GT_CAP_MINOR 3 /* 1: GPU_OPS blocks; 2: INLINES blocks; 3: ZSTD blocks */
@@ -182,6 +185,9 @@ void capture_buf__reset(struct capture_buf *b);
 void capture_buf__free(struct capture_buf *b);
 void capture_buf__kv(struct capture_buf *b, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same for a key of the table (capture/keys.h). */
+void capture_buf__key(struct capture_buf *b, enum capture_key key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void capture_buf__stack(struct capture_buf *b, int32_t stack_id, uint32_t pid, bool kernel,
 			const uint64_t *ips, uint16_t nr);
 /* Same with the entry's GT_STACK_* flags given. */
@@ -258,6 +264,8 @@ int capture__rewind(struct capture *c);
 void capture__only(struct capture *c, uint32_t mask);
 /* HEADER key lookup: value string or NULL. */
 const char *capture__header(const struct capture *c, const char *key);
+/* The same for a key of the table (capture/keys.h). */
+const char *capture__header_key(const struct capture *c, enum capture_key key);
 void capture__version(const struct capture *c, unsigned *major, unsigned *minor);
 /* Warnings collected so far (each one line, no trailing newline). */
 size_t capture__nwarnings(const struct capture *c);
@@ -277,13 +285,15 @@ void capture__close(struct capture *c); /* NULL-safe */
 /*
  * Calls cb for every record of an EVENTS body.  Stops and returns -1 at a
  * record whose size is < 16, > GT_CAP_MAX_RECORD or past the body end; a cb
- * returning non-zero stops the walk and that value is returned.
+ * returning non-zero stops the walk and that value is returned.  A record
+ * smaller than its type's first layout (gt_rec_min_size) is skipped: cb
+ * reads every field of that layout without checking the size.
  */
 int capture__events(const void *body, size_t len,
 		    int (*cb)(const void *rec, size_t size, void *ctx), void *ctx);
 /*
- * Calls cb for every record of a GPU_OPS body, each a struct gt_gpu_op as it
- * was written.  -1 on a malformed body (after the records before the damage);
+ * Calls cb for every record of a GPU_OPS body, each a whole struct gt_gpu_op
+ * as it was written.  -1 on a malformed body (after the records before the damage);
  * a cb returning non-zero stops the walk and that value is returned.
  */
 int capture__gpu_ops(const void *body, size_t len,

@@ -14,7 +14,7 @@
 #include <zlib.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/util.h"
 
 /* What GT_CAP_BOM reads as when the writer had the other byte order. */

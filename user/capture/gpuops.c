@@ -9,7 +9,7 @@
 
 #include "capture/capture.h"
 #include "capture/capture_priv.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/util.h"
 
 /* Fields an entry carries only when they differ from its context's previous record. */

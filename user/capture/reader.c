@@ -21,7 +21,7 @@
 
 #include "capture/capture.h"
 #include "capture/capture_priv.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/util.h"
 
 /* ---- reader ---- */
@@ -653,6 +653,11 @@ const char *capture__header(const struct capture *c, const char *key)
 			return c->kv[i] + strlen(c->kv[i]) + 1;
 	}
 	return NULL;
+}
+
+const char *capture__header_key(const struct capture *c, enum capture_key key)
+{
+	return capture__header(c, capture_key__name(key));
 }
 
 void capture__version(const struct capture *c, unsigned *major, unsigned *minor)

@@ -17,7 +17,7 @@
 
 #include "capture/capture.h"
 #include "capture/capture_priv.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/util.h"
 
 /* ---- body buffers ---- */
@@ -37,23 +37,37 @@ void capture_buf__free(struct capture_buf *b)
 	b->cap = 0;
 }
 
-void capture_buf__kv(struct capture_buf *b, const char *key, const char *fmt, ...)
+static void __attribute__((format(printf, 3, 0)))
+buf_vkv(struct capture_buf *b, const char *key, const char *fmt, va_list ap)
 {
 	size_t klen = strnlen(key, STR_MAX - 1);
-	va_list ap;
-	char *val;
-	size_t vlen;
-
-	va_start(ap, fmt);
-	val = gt_xvasprintf(fmt, ap);
-	va_end(ap);
+	char *val = gt_xvasprintf(fmt, ap);
 	/* A %c of NUL would end the string early on the reader's side anyway. */
-	vlen = GT_MIN(strlen(val), STR_MAX - 1 - klen);
+	size_t vlen = GT_MIN(strlen(val), STR_MAX - 1 - klen);
+
 	buf_put(b, key, klen);
 	buf_put(b, "=", 1);
 	buf_put(b, val, vlen);
 	buf_put(b, "", 1);
 	free(val);
+}
+
+void capture_buf__kv(struct capture_buf *b, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vkv(b, key, fmt, ap);
+	va_end(ap);
+}
+
+void capture_buf__key(struct capture_buf *b, enum capture_key key, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vkv(b, capture_key__name(key), fmt, ap);
+	va_end(ap);
 }
 
 void capture_buf__stack_flags(struct capture_buf *b, int32_t stack_id, uint32_t pid, uint16_t flags,
@@ -181,6 +195,11 @@ int capture__events(const void *body, size_t len,
 		size = get_u16(p + off + 2);
 		if (size < sizeof(struct gt_hdr) || size > GT_CAP_MAX_RECORD || size > len - off)
 			return -1;
+		/* Too short for its type: no consumer could use it; they need not check. */
+		if (size < gt_rec_min_size(get_u16(p + off))) {
+			off += size;
+			continue;
+		}
 		if (cb && ((uintptr_t)(p + off) & 7)) {
 			/* Records are 8-aligned when sizes are multiples of 8; others are copied
 			 * so consumers can read their fields directly. */

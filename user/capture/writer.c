@@ -17,7 +17,7 @@
 
 #include "capture/capture.h"
 #include "capture/capture_priv.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/outfile.h"
 #include "support/util.h"
 

@@ -510,18 +510,19 @@ static int diff_flame(FILE *out, const struct an_result *b, const struct an_resu
  */
 static int diff_same_program(struct cmd_job *job)
 {
-	static const char *const keys[] = {"exe_build_id", "exe", "target_cmdline", "comm"};
+	static const enum capture_key keys[] = {CK_EXE_BUILD_ID, CK_EXE, CK_TARGET_CMDLINE,
+						CK_COMM};
 
 	for (size_t i = 0; i < GT_ARRAY_SIZE(keys); i++) {
-		const char *b = capture__header(job->cap[0], keys[i]);
-		const char *a = capture__header(job->cap[1], keys[i]);
+		const char *b = capture__header_key(job->cap[0], keys[i]);
+		const char *a = capture__header_key(job->cap[1], keys[i]);
 
 		if (!b || !a)
 			continue;
 		if (strcmp(b, a))
 			gt_warn("%s and %s are captures of different programs (%s '%s' and '%s'): "
 				"the comparison may mean nothing; compare two runs of one program",
-				job->paths[0], job->paths[1], keys[i], b, a);
+				job->paths[0], job->paths[1], capture_key__name(keys[i]), b, a);
 		return 0;
 	}
 	return 0;

@@ -11,7 +11,7 @@
 
 #include "capture/capture.h"
 #include "cmds.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/cli.h"
 #include "support/util.h"
 
@@ -114,11 +114,12 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 	const struct dump_ctx *d = ctx;
 	const struct gt_hdr *h = rec;
 
+	/* Each record has at least its type's first layout: the reader dropped shorter ones. */
 	switch (h->type) {
 	case GT_REC_OFFCPU: {
 		const struct gt_offcpu *o = rec;
 
-		if (size < GT_OFFCPU_V1_SIZE || (d->tid >= 0 && o->tid != d->tid))
+		if (d->tid >= 0 && o->tid != d->tid)
 			break;
 		printf(
 		    "%12.3f offcpu  tid %u off %.3f wake %.3f on %.3f state %#x flags %#x sys %d "
@@ -137,7 +138,7 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 	case GT_REC_SAMPLE: {
 		const struct gt_sample *s = rec;
 
-		if (size < GT_SAMPLE_V1_SIZE || (d->tid >= 0 && s->tid != d->tid))
+		if (d->tid >= 0 && s->tid != d->tid)
 			break;
 		printf("%12.3f sample  tid %u sys %d %s ip %#llx ustack %d kstack %d",
 		       rel(d, h->ts_ns), s->tid, s->syscall_nr,
@@ -153,7 +154,7 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 	case GT_REC_CALL: {
 		const struct gt_call *c = rec;
 
-		if (size < sizeof(*c) || (d->tid >= 0 && c->tid != d->tid))
+		if (d->tid >= 0 && c->tid != d->tid)
 			break;
 		printf("%12.3f call    tid %u func %u enter %.3f exit %.3f%s\n", rel(d, h->ts_ns),
 		       c->tid, c->func_id, rel(d, c->enter_ns), rel(d, c->exit_ns),
@@ -163,7 +164,7 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 	case GT_REC_UNIT: {
 		const struct gt_unit *u = rec;
 
-		if (size >= sizeof(*u) && (d->tid < 0 || u->tid == d->tid))
+		if (d->tid < 0 || u->tid == d->tid)
 			printf("%12.3f unit    tid %u %s %llu\n", rel(d, h->ts_ns), u->tid,
 			       u->begin ? "begin" : "end", (unsigned long long)u->unit_id);
 		break;
@@ -171,7 +172,7 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 	case GT_REC_GPU_LAUNCH: {
 		const struct gt_gpu_launch *l = rec;
 
-		if (size >= sizeof(*l) && (d->tid < 0 || l->tid == d->tid))
+		if (d->tid < 0 || l->tid == d->tid)
 			printf("%12.3f launch  tid %u dev %u stream %u op %llu\n", rel(d, h->ts_ns),
 			       l->tid, l->device, l->stream, (unsigned long long)l->op_id);
 		break;
@@ -179,7 +180,7 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 	case GT_REC_GPU_OP: {
 		const struct gt_gpu_op *g = rec;
 
-		if (size >= sizeof(*g) && d->tid < 0)
+		if (d->tid < 0)
 			printf(
 			    "%12.3f gpu_op  kind %u sub %u dev %u stream %u op %llu start %.3f end "
 			    "%.3f tid %u\n",
@@ -192,7 +193,7 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 		const struct gt_task *t = rec;
 		char comm[GT_COMM_LEN + 1] = {};
 
-		if (size < sizeof(*t) || (d->tid >= 0 && t->tid != d->tid))
+		if (d->tid >= 0 && t->tid != d->tid)
 			break;
 		memcpy(comm, t->comm, GT_COMM_LEN);
 		printf("%12.3f task    tid %u pid %u event %u parent %u comm %s\n",
@@ -203,7 +204,7 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 		const struct gt_peer *p = rec;
 		char comm[GT_COMM_LEN + 1] = {};
 
-		if (size < sizeof(*p) || d->tid >= 0)
+		if (d->tid >= 0)
 			break;
 		memcpy(comm, p->comm, GT_COMM_LEN);
 		printf("%12.3f peer    tid %u pid %u comm %s (untraced waker)\n", rel(d, h->ts_ns),
@@ -213,10 +214,8 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 	case GT_REC_LOSS: {
 		const struct gt_loss *l = rec;
 
-		if (size >= sizeof(*l))
-			printf("%12.3f loss    kind %u count %llu from %.3f to %.3f\n",
-			       rel(d, h->ts_ns), l->kind, (unsigned long long)l->count,
-			       rel(d, l->from_ns), rel(d, l->to_ns));
+		printf("%12.3f loss    kind %u count %llu from %.3f to %.3f\n", rel(d, h->ts_ns),
+		       l->kind, (unsigned long long)l->count, rel(d, l->from_ns), rel(d, l->to_ns));
 		break;
 	}
 	default:
@@ -287,7 +286,7 @@ int cmd_dump(int argc, char **argv)
 		gt_err("%s", err);
 		return GT_EXIT_FAIL;
 	}
-	v = capture__header(c, "start_mono_ns");
+	v = capture__header_key(c, CK_START_MONO_NS);
 	d.t0 = v ? strtoull(v, NULL, 10) : 0;
 	if (d.frames) {
 		/* Stacks and symbols may follow the events that use them: read them first. */

@@ -13,13 +13,15 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "cmds.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "support/json.h"
 #include "support/cli.h"
 #include "support/term.h"
 #include "support/util.h"
 
 #define NBLOCK_KINDS 10
+/* unwind.end.root to .depth, in enum gt_unw_end order (capture/keys.h) */
+#define UNW_ENDS (CK_UNWIND_END_DEPTH - CK_UNWIND_END_ROOT + 1)
 
 struct info_stats {
 	uint64_t blocks[NBLOCK_KINDS], block_bytes[NBLOCK_KINDS];
@@ -39,14 +41,17 @@ struct info_stats {
 	    dwarf_fpless_over;
 	/* --stacks cfi: the kernel walks, how they ended (unwind.end.*), the tables */
 	bool unw;
-	uint64_t unw_walks, unw_frames, unw_end[7], unw_objects, unw_objects_fp, unw_rows,
+	uint64_t unw_walks, unw_frames, unw_end[UNW_ENDS], unw_objects, unw_objects_fp, unw_rows,
 	    unw_bytes, unw_max_bytes;
 	char unw_max_object[64];
 };
 
-/* unwind.end.* in enum gt_unw_end order (bpf/gaptrace_cfi.bpf.h). */
-static const char *const unw_ends[7] = {"root",	       "no_mapping", "no_table", "no_row",
-					"unsupported", "bad_read",   "depth"};
+/* "root" for unwind.end.root, the first of the keys saying how walks ended. */
+static const char *unw_end_name(size_t i)
+{
+	return capture_key__name((enum capture_key)(CK_UNWIND_END_ROOT + i)) +
+	       strlen("unwind.end.");
+}
 
 static int block_slot(uint32_t type)
 {
@@ -66,70 +71,98 @@ static int count_rec(const void *rec, size_t size, void *ctx)
 	return 0;
 }
 
+/* The counter a COUNTERS/END key of the dwarf.* or unwind.* family lands in, or NULL. */
+static uint64_t *family_counter(struct info_stats *s, enum capture_key k)
+{
+	if (k >= CK_UNWIND_END_ROOT && k <= CK_UNWIND_END_DEPTH)
+		return &s->unw_end[k - CK_UNWIND_END_ROOT];
+	switch (k) {
+	case CK_DWARF_SNAPSHOTS:
+		return &s->dwarf_snapshots;
+	case CK_DWARF_BYTES:
+		return &s->dwarf_bytes;
+	case CK_DWARF_DROPPED:
+		return &s->dwarf_dropped;
+	case CK_DWARF_NO_SLOT:
+		return &s->dwarf_no_slot;
+	case CK_DWARF_UNWOUND:
+		return &s->dwarf_unwound;
+	case CK_DWARF_FAILED:
+		return &s->dwarf_failed;
+	case CK_DWARF_USED:
+		return &s->dwarf_used;
+	case CK_DWARF_STITCHED:
+		return &s->dwarf_stitched;
+	case CK_DWARF_CFI_RATE_MIN:
+		return &s->dwarf_rate_min;
+	case CK_DWARF_UNWIND_CPU_NS:
+		return &s->dwarf_cpu_ns;
+	case CK_DWARF_FPLESS_SAMPLES:
+		return &s->dwarf_fpless;
+	case CK_DWARF_FPLESS_OVER_BUDGET:
+		return &s->dwarf_fpless_over;
+	case CK_UNWIND_WALKS:
+		return &s->unw_walks;
+	case CK_UNWIND_FRAMES:
+		return &s->unw_frames;
+	case CK_UNWIND_OBJECTS_CFI:
+		return &s->unw_objects;
+	case CK_UNWIND_OBJECTS_FP:
+		return &s->unw_objects_fp;
+	case CK_UNWIND_ROWS:
+		return &s->unw_rows;
+	case CK_UNWIND_TABLE_BYTES:
+		return &s->unw_bytes;
+	case CK_UNWIND_TABLE_MAX_BYTES:
+		return &s->unw_max_bytes;
+	default:
+		return NULL;
+	}
+}
+
 static int counters_cb(const char *key, const char *value, void *ctx)
 {
 	struct info_stats *s = ctx;
-	uint64_t v = strtoull(value, NULL, 10);
+	uint64_t v = strtoull(value, NULL, 10), *counter;
+	enum capture_key k = capture_key__find(key);
 
-	if (!strcmp(key, "lost.ringbuf"))
+	/* Any key of a family says the recording used it, known to this table or not. */
+	if (!strncmp(key, "unwind.", 7))
+		s->unw = true;
+	else if (!strncmp(key, "dwarf.", 6))
+		s->dwarf = true;
+	if ((counter = family_counter(s, k))) {
+		*counter = v;
+		return 0;
+	}
+	switch (k) {
+	case CK_LOST_RINGBUF:
 		s->counters_lost_ringbuf = v;
-	else if (!strcmp(key, "lost.stack"))
+		break;
+	case CK_LOST_STACK:
 		s->counters_lost_stack = v;
-	else if (!strcmp(key, "lost.map_full"))
+		break;
+	case CK_LOST_MAP_FULL:
 		s->counters_lost_map = v;
-	else if (!strcmp(key, "lost.gpu_truncated"))
+		break;
+	case CK_LOST_GPU_TRUNCATED:
 		s->counters_gpu_trunc = v;
-	else if (!strcmp(key, "stop_reason"))
+		break;
+	case CK_STOP_REASON:
 		snprintf(s->stop_reason, sizeof(s->stop_reason), "%s", value);
-	else if (!strcmp(key, "end_mono_ns"))
+		break;
+	case CK_END_MONO_NS:
 		s->end_ns = v;
-	else if (!strcmp(key, "uprobes.attached")) {
+		break;
+	case CK_UPROBES_ATTACHED:
 		s->have_uprobes = true;
 		snprintf(s->uprobes, sizeof(s->uprobes), "%s", value);
-	} else if (!strncmp(key, "unwind.", 7)) {
-		s->unw = true;
-		for (size_t i = 0; i < GT_ARRAY_SIZE(unw_ends); i++)
-			if (!strncmp(key + 7, "end.", 4) && !strcmp(key + 11, unw_ends[i]))
-				s->unw_end[i] = v;
-		if (!strcmp(key, "unwind.walks"))
-			s->unw_walks = v;
-		else if (!strcmp(key, "unwind.frames"))
-			s->unw_frames = v;
-		else if (!strcmp(key, "unwind.objects_cfi"))
-			s->unw_objects = v;
-		else if (!strcmp(key, "unwind.objects_fp"))
-			s->unw_objects_fp = v;
-		else if (!strcmp(key, "unwind.rows"))
-			s->unw_rows = v;
-		else if (!strcmp(key, "unwind.table_bytes"))
-			s->unw_bytes = v;
-		else if (!strcmp(key, "unwind.table_max_bytes"))
-			s->unw_max_bytes = v;
-		else if (!strcmp(key, "unwind.table_max_object"))
-			snprintf(s->unw_max_object, sizeof(s->unw_max_object), "%s", value);
-	} else if (!strncmp(key, "dwarf.", 6)) {
-		static const struct {
-			const char *key;
-			size_t off;
-		} dk[] = {
-		    {"dwarf.snapshots", offsetof(struct info_stats, dwarf_snapshots)},
-		    {"dwarf.bytes", offsetof(struct info_stats, dwarf_bytes)},
-		    {"dwarf.dropped", offsetof(struct info_stats, dwarf_dropped)},
-		    {"dwarf.no_slot", offsetof(struct info_stats, dwarf_no_slot)},
-		    {"dwarf.unwound", offsetof(struct info_stats, dwarf_unwound)},
-		    {"dwarf.failed", offsetof(struct info_stats, dwarf_failed)},
-		    {"dwarf.used", offsetof(struct info_stats, dwarf_used)},
-		    {"dwarf.stitched", offsetof(struct info_stats, dwarf_stitched)},
-		    {"dwarf.cfi_rate_min", offsetof(struct info_stats, dwarf_rate_min)},
-		    {"dwarf.unwind_cpu_ns", offsetof(struct info_stats, dwarf_cpu_ns)},
-		    {"dwarf.fpless_samples", offsetof(struct info_stats, dwarf_fpless)},
-		    {"dwarf.fpless_over_budget", offsetof(struct info_stats, dwarf_fpless_over)},
-		};
-
-		s->dwarf = true;
-		for (size_t i = 0; i < GT_ARRAY_SIZE(dk); i++)
-			if (!strcmp(key, dk[i].key))
-				*(uint64_t *)((char *)s + dk[i].off) = v;
+		break;
+	case CK_UNWIND_TABLE_MAX_OBJECT:
+		snprintf(s->unw_max_object, sizeof(s->unw_max_object), "%s", value);
+		break;
+	default:
+		break;
 	}
 	return 0;
 }
@@ -164,9 +197,9 @@ static void usage(FILE *f)
 		   "Exit codes: 0 readable (warnings for damage), 1 unreadable, 2 bad usage.\n");
 }
 
-static const char *hdr(const struct capture *c, const char *key)
+static const char *hdr(const struct capture *c, enum capture_key key)
 {
-	const char *v = capture__header(c, key);
+	const char *v = capture__header_key(c, key);
 
 	/* Header values (comm, command lines, host) come from the target: printed sanitised. */
 	return v ? gt_clean(v) : "?";
@@ -266,28 +299,32 @@ int cmd_info(int argc, char **argv)
 		json_key(&j, "header");
 		json_obj_begin(&j);
 		{
-			static const char *const keys[] = {
-			    "gaptrace_version",
-			    "host",
-			    "kernel",
-			    "arch",
-			    "cmdline",
-			    "mode",
-			    "#pid",
-			    "comm",
-			    "exe",
-			    "#start_mono_ns",
-			    "#start_real_ns",
-			    "sched_attach",
-			    "#sample_period_ns",
-			    "#ringbuf_bytes",
-			    "gpu_source",
+			/* num: a number, written as one (a reader should not parse it twice). */
+			static const struct {
+				enum capture_key key;
+				bool num;
+			} keys[] = {
+			    {CK_GAPTRACE_VERSION, false},
+			    {CK_HOST, false},
+			    {CK_KERNEL, false},
+			    {CK_ARCH, false},
+			    {CK_CMDLINE, false},
+			    {CK_MODE, false},
+			    {CK_PID, true},
+			    {CK_COMM, false},
+			    {CK_EXE, false},
+			    {CK_START_MONO_NS, true},
+			    {CK_START_REAL_NS, true},
+			    {CK_SCHED_ATTACH, false},
+			    {CK_SAMPLE_PERIOD_NS, true},
+			    {CK_RINGBUF_BYTES, true},
+			    {CK_GPU_SOURCE, false},
 			};
 
-			/* '#': a number, written as one (a reader should not parse it twice). */
 			for (size_t i = 0; i < GT_ARRAY_SIZE(keys); i++) {
-				bool num = keys[i][0] == '#';
-				const char *key = keys[i] + num, *v = capture__header(c, key);
+				bool num = keys[i].num;
+				const char *key = capture_key__name(keys[i].key),
+					   *v = capture__header_key(c, keys[i].key);
 				uint64_t n;
 
 				if (v && num && !gt_parse_uint(v, 0, UINT64_MAX, &n))
@@ -358,8 +395,8 @@ int cmd_info(int argc, char **argv)
 			json_ku64(&j, "frames", s.unw_frames);
 			json_key(&j, "ended");
 			json_obj_begin(&j);
-			for (size_t i = 0; i < GT_ARRAY_SIZE(unw_ends); i++)
-				json_ku64(&j, unw_ends[i], s.unw_end[i]);
+			for (size_t i = 0; i < UNW_ENDS; i++)
+				json_ku64(&j, unw_end_name(i), s.unw_end[i]);
 			json_obj_end(&j);
 			json_ku64(&j, "table_objects", s.unw_objects);
 			json_ku64(&j, "fp_objects", s.unw_objects_fp);
@@ -400,17 +437,17 @@ int cmd_info(int argc, char **argv)
 		       capture__truncated(c) ? "TRUNCATED"
 		       : s.blocks[7]	     ? "complete"
 					     : "no END block: recorder stopped abruptly");
-		printf("recorded: gaptrace %s on %s, %s %s\n", hdr(c, "gaptrace_version"),
-		       hdr(c, "host"), hdr(c, "kernel"), hdr(c, "arch"));
-		printf("target:   pid %s (%s), %s mode%s%s\n", hdr(c, "pid"), hdr(c, "comm"),
-		       hdr(c, "mode"), capture__header(c, "target_cmdline") ? ": " : "",
-		       capture__header(c, "target_cmdline") ? hdr(c, "target_cmdline") : "");
-		printf("command:  %s\n", hdr(c, "cmdline"));
+		printf("recorded: gaptrace %s on %s, %s %s\n", hdr(c, CK_GAPTRACE_VERSION),
+		       hdr(c, CK_HOST), hdr(c, CK_KERNEL), hdr(c, CK_ARCH));
+		printf("target:   pid %s (%s), %s mode%s%s\n", hdr(c, CK_PID), hdr(c, CK_COMM),
+		       hdr(c, CK_MODE), capture__header_key(c, CK_TARGET_CMDLINE) ? ": " : "",
+		       capture__header_key(c, CK_TARGET_CMDLINE) ? hdr(c, CK_TARGET_CMDLINE) : "");
+		printf("command:  %s\n", hdr(c, CK_CMDLINE));
 		printf("duration: %s (stop: %s); scheduler via %s, samples every %s ns, ring "
 		       "buffer %s bytes\n",
 		       gt_fmt_dur(r->duration_ns, d1, sizeof(d1)),
-		       s.stop_reason[0] ? gt_clean(s.stop_reason) : "?", hdr(c, "sched_attach"),
-		       hdr(c, "sample_period_ns"), hdr(c, "ringbuf_bytes"));
+		       s.stop_reason[0] ? gt_clean(s.stop_reason) : "?", hdr(c, CK_SCHED_ATTACH),
+		       hdr(c, CK_SAMPLE_PERIOD_NS), hdr(c, CK_RINGBUF_BYTES));
 		printf("blocks:  ");
 		for (int i = 0; i < NBLOCK_KINDS; i++)
 			if (s.blocks[i])

@@ -26,7 +26,7 @@
 
 #include <bpf/bpf.h>
 
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "record/cfimap.h"
 #include "record/cfitab.h"
 #include "record/unwind.h"

@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#include "gaptrace_cfi.bpf.h"
+#include "gaptrace/gaptrace_cfi.h"
 
 /* What compiling one object met; hostile or odd input is counted here, never trusted. */
 struct cfitab_stats {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "gaptrace.skel.h"
 #include "record/cfimap.h"
 #include "record/fpless.h"

@@ -18,7 +18,7 @@
 
 #include <bpf/bpf.h>
 
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "record/fpless.h"
 #include "record/unwind.h"
 #include "support/procfs.h"

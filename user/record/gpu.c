@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "record/attach.h"
-#include "gaptrace-cupti-status.h"
+#include "gaptrace/gaptrace-cupti-status.h"
 #include "record/gpu.h"
 #include "record/inject.h"
 #include "symbols/live.h"

@@ -23,7 +23,7 @@
 #include "record/attach.h"
 #include "capture/capture.h"
 #include "cmds.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "gaptrace.skel.h"
 #include "record/gpu.h"
 #include "record/record_priv.h"

@@ -11,7 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "gaptrace.skel.h"
 #include "record/record_priv.h"
 #include "support/procfs.h"
@@ -40,11 +40,11 @@ void record__drain_open_intervals(struct recorder *r)
 {
 	int fd = bpf_map__fd(r->skel->maps.offcpu);
 	uint32_t key, next, *prev = NULL;
-	struct gt_offcpu_start si; /* bpf/gaptrace.h: the map's value, size-checked */
+	struct gt_offcpu_start si; /* gaptrace/gaptrace.h: the map's value, size-checked */
 
 	/*
 	 * The lookups below write the map's value size into si and cs: both
-	 * sides take these layouts from bpf/gaptrace.h, and test_record_sink
+	 * sides take these layouts from gaptrace/gaptrace.h, and test_record_sink
 	 * checks the embedded object's value sizes against them.
 	 */
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {

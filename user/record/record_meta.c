@@ -17,7 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "gaptrace.skel.h"
 #include "record/cfimap.h"
 #include "record/record_priv.h"
@@ -46,67 +46,69 @@ void record__header_kv(struct recorder *r, struct capture_buf *kv, int argc, cha
 	long n;
 
 	uname(&u);
-	capture_buf__kv(kv, "gaptrace_version", "%s", GT_VERSION);
-	capture_buf__kv(kv, "host", "%s", u.nodename);
-	capture_buf__kv(kv, "kernel", "%s %s", u.sysname, u.release);
-	capture_buf__kv(kv, "arch", "%s", u.machine);
+	capture_buf__key(kv, CK_GAPTRACE_VERSION, "%s", GT_VERSION);
+	capture_buf__key(kv, CK_HOST, "%s", u.nodename);
+	capture_buf__key(kv, CK_KERNEL, "%s %s", u.sysname, u.release);
+	capture_buf__key(kv, CK_ARCH, "%s", u.machine);
 	for (int i = 0; i < argc && off < sizeof(buf) - 1; i++)
 		off +=
 		    (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? " " : "", argv[i]);
-	capture_buf__kv(kv, "cmdline", "%s", buf);
-	capture_buf__kv(kv, "mode", "%s", r->child ? "launch" : "attach");
-	capture_buf__kv(kv, "pid", "%d", r->pid);
+	capture_buf__key(kv, CK_CMDLINE, "%s", buf);
+	capture_buf__key(kv, CK_MODE, "%s", r->child ? "launch" : "attach");
+	capture_buf__key(kv, CK_PID, "%d", r->pid);
 	if (r->o->cmd) {
 		/* Still gaptrace's fork before exec: name it as exec will. */
 		const char *base = strrchr(r->o->cmd[0], '/');
 
-		capture_buf__kv(kv, "comm", "%.15s", base ? base + 1 : r->o->cmd[0]);
+		capture_buf__key(kv, CK_COMM, "%.15s", base ? base + 1 : r->o->cmd[0]);
 	} else if (procfs_comm(r->pid, 0, buf, sizeof(buf))) {
-		capture_buf__kv(kv, "comm", "%s", buf);
+		capture_buf__key(kv, CK_COMM, "%s", buf);
 	}
 	procfs_path(path, sizeof(path), r->pid, 0, "exe");
 	n = r->exe ? -1 : readlink(path, exe, sizeof(exe) - 1);
 	if (r->exe) {
-		capture_buf__kv(kv, "exe", "%s", r->exe);
+		capture_buf__key(kv, CK_EXE, "%s", r->exe);
 	} else if (n > 0) {
 		exe[n] = '\0';
-		capture_buf__kv(kv, "exe", "%s", exe);
+		capture_buf__key(kv, CK_EXE, "%s", exe);
 	}
 	/* `diff` warns when two captures are of different programs. */
 	if ((r->exe || n > 0) && (n = syms_elf_build_id(r->exe ? r->exe : exe, id, sizeof(id))) > 0)
-		capture_buf__kv(kv, "exe_build_id", "%s", hex(id, (size_t)n, buf));
+		capture_buf__key(kv, CK_EXE_BUILD_ID, "%s", hex(id, (size_t)n, buf));
 	if (r->o->cmd) {
 		off = 0;
 		for (int i = 0; r->o->cmd[i] && off < sizeof(buf) - 1; i++)
 			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? " " : "",
 						r->o->cmd[i]);
-		capture_buf__kv(kv, "target_cmdline", "%s", buf);
+		capture_buf__key(kv, CK_TARGET_CMDLINE, "%s", buf);
 	}
-	capture_buf__kv(kv, "start_mono_ns", "%llu", (unsigned long long)r->start_ns);
-	capture_buf__kv(kv, "start_real_ns", "%llu", (unsigned long long)gt_now_real_ns());
+	capture_buf__key(kv, CK_START_MONO_NS, "%llu", (unsigned long long)r->start_ns);
+	capture_buf__key(kv, CK_START_REAL_NS, "%llu", (unsigned long long)gt_now_real_ns());
 	if (gt_read_file("/proc/sys/kernel/random/boot_id", buf, sizeof(buf)) > 0) {
 		buf[strcspn(buf, "\n")] = '\0';
-		capture_buf__kv(kv, "boot_id", "%s", buf);
+		capture_buf__key(kv, CK_BOOT_ID, "%s", buf);
 	}
-	capture_buf__kv(kv, "ncpus", "%d", r->ncpus);
-	capture_buf__kv(kv, "clock", "CLOCK_MONOTONIC");
-	capture_buf__kv(kv, "sched_attach", "%s", "tp_btf");
-	capture_buf__kv(kv, "sample_period_ns", "%llu", (unsigned long long)r->o->sample_period_ns);
-	capture_buf__kv(kv, "sampler", "%s", r->o->cpu_samplers ? "cpu" : "thread");
-	capture_buf__kv(kv, "ringbuf_bytes", "%llu", (unsigned long long)r->o->ringbuf_bytes);
-	capture_buf__kv(kv, "stacks", "%s",
-			r->o->dwarf	 ? "dwarf"
-			: r->o->cfi_walk ? "cfi"
-			: r->o->stacks	 ? "fp"
-					 : "none");
+	capture_buf__key(kv, CK_NCPUS, "%d", r->ncpus);
+	capture_buf__key(kv, CK_CLOCK, "CLOCK_MONOTONIC");
+	capture_buf__key(kv, CK_SCHED_ATTACH, "%s", "tp_btf");
+	capture_buf__key(kv, CK_SAMPLE_PERIOD_NS, "%llu",
+			 (unsigned long long)r->o->sample_period_ns);
+	capture_buf__key(kv, CK_SAMPLER, "%s", r->o->cpu_samplers ? "cpu" : "thread");
+	capture_buf__key(kv, CK_RINGBUF_BYTES, "%llu", (unsigned long long)r->o->ringbuf_bytes);
+	capture_buf__key(kv, CK_STACKS, "%s",
+			 r->o->dwarf	  ? "dwarf"
+			 : r->o->cfi_walk ? "cfi"
+			 : r->o->stacks	  ? "fp"
+					  : "none");
 	if (r->o->dwarf) {
-		capture_buf__kv(kv, "stack_bytes", "%u", r->o->stack_bytes);
-		capture_buf__kv(kv, "dwarf_min_ns", "%llu", (unsigned long long)r->o->dwarf_min_ns);
-		capture_buf__kv(kv, "dwarf_sample_bytes", "%u", r->o->dwarf_sample_bytes);
+		capture_buf__key(kv, CK_STACK_BYTES, "%u", r->o->stack_bytes);
+		capture_buf__key(kv, CK_DWARF_MIN_NS, "%llu",
+				 (unsigned long long)r->o->dwarf_min_ns);
+		capture_buf__key(kv, CK_DWARF_SAMPLE_BYTES, "%u", r->o->dwarf_sample_bytes);
 	}
-	capture_buf__kv(kv, "gpu_source", "%s", r->o->gpu.source[0] ? r->o->gpu.source : "usdt");
+	capture_buf__key(kv, CK_GPU_SOURCE, "%s", r->o->gpu.source[0] ? r->o->gpu.source : "usdt");
 	if (r->o->gpu.cupti_lib)
-		capture_buf__kv(kv, "cupti_lib", "%s", r->o->gpu.cupti_lib);
+		capture_buf__key(kv, CK_CUPTI_LIB, "%s", r->o->gpu.cupti_lib);
 }
 
 /*
@@ -144,46 +146,46 @@ size_t record__kv_strings(const struct capture_buf *kv, const char **out, size_t
 
 /* A COUNTERS key and the BPF statistic it shows. */
 struct stat_key {
-	const char *key;
+	enum capture_key key;
 	int stat;
 };
 
 static const struct stat_key ringbuf_keys[] = {
-    {"lost.ringbuf", GT_STAT_RB_LOST},
-    {"lost.ringbuf.offcpu", GT_STAT_RB_LOST_OFFCPU},
-    {"lost.ringbuf.sample", GT_STAT_RB_LOST_SAMPLE},
-    {"lost.ringbuf.call", GT_STAT_RB_LOST_CALL},
-    {"lost.ringbuf.gpu", GT_STAT_RB_LOST_GPU},
-    {"lost.ringbuf.other", GT_STAT_RB_LOST_OTHER},
+    {CK_LOST_RINGBUF, GT_STAT_RB_LOST},
+    {CK_LOST_RINGBUF_OFFCPU, GT_STAT_RB_LOST_OFFCPU},
+    {CK_LOST_RINGBUF_SAMPLE, GT_STAT_RB_LOST_SAMPLE},
+    {CK_LOST_RINGBUF_CALL, GT_STAT_RB_LOST_CALL},
+    {CK_LOST_RINGBUF_GPU, GT_STAT_RB_LOST_GPU},
+    {CK_LOST_RINGBUF_OTHER, GT_STAT_RB_LOST_OTHER},
 };
 
 static const struct stat_key bpf_keys[] = {
-    {"lost.stack", GT_STAT_STACK_LOST},		 {"lost.map_full", GT_STAT_MAP_FULL},
-    {"lost.gpu_truncated", GT_STAT_GPU_TRUNC},	 {"bpf.events", GT_STAT_EVENTS},
-    {"bpf.switches", GT_STAT_SWITCHES},		 {"bpf.switchin_missed", GT_STAT_SWITCHIN_MISSED},
-    {"bpf.stacks_reused", GT_STAT_STACK_REUSED},
+    {CK_LOST_STACK, GT_STAT_STACK_LOST},	  {CK_LOST_MAP_FULL, GT_STAT_MAP_FULL},
+    {CK_LOST_GPU_TRUNCATED, GT_STAT_GPU_TRUNC},	  {CK_BPF_EVENTS, GT_STAT_EVENTS},
+    {CK_BPF_SWITCHES, GT_STAT_SWITCHES},	  {CK_BPF_SWITCHIN_MISSED, GT_STAT_SWITCHIN_MISSED},
+    {CK_BPF_STACKS_REUSED, GT_STAT_STACK_REUSED},
 };
 
 static const struct stat_key dwarf_keys[] = {
-    {"dwarf.snapshots", GT_STAT_USTACK_SENT},
-    {"dwarf.bytes", GT_STAT_USTACK_BYTES},
-    {"dwarf.dropped", GT_STAT_USTACK_LOST},
-    {"dwarf.no_slot", GT_STAT_USTACK_FULL},
-    {"dwarf.fpless_samples", GT_STAT_FPLESS_SAMPLES},
-    {"dwarf.fpless_over_budget", GT_STAT_FPLESS_OVER},
+    {CK_DWARF_SNAPSHOTS, GT_STAT_USTACK_SENT},
+    {CK_DWARF_BYTES, GT_STAT_USTACK_BYTES},
+    {CK_DWARF_DROPPED, GT_STAT_USTACK_LOST},
+    {CK_DWARF_NO_SLOT, GT_STAT_USTACK_FULL},
+    {CK_DWARF_FPLESS_SAMPLES, GT_STAT_FPLESS_SAMPLES},
+    {CK_DWARF_FPLESS_OVER_BUDGET, GT_STAT_FPLESS_OVER},
 };
 
 /* --stacks cfi: the kernel walks and why each ended (enum gt_unw_end). */
 static const struct stat_key unw_keys[] = {
-    {"unwind.walks", GT_STAT_UNW_WALKS},
-    {"unwind.frames", GT_STAT_UNW_FRAMES},
-    {"unwind.end.root", GT_STAT_UNW_ROOT},
-    {"unwind.end.no_mapping", GT_STAT_UNW_NO_MAPPING},
-    {"unwind.end.no_table", GT_STAT_UNW_NO_TABLE},
-    {"unwind.end.no_row", GT_STAT_UNW_NO_ROW},
-    {"unwind.end.unsupported", GT_STAT_UNW_UNSUPPORTED},
-    {"unwind.end.bad_read", GT_STAT_UNW_BAD_READ},
-    {"unwind.end.depth", GT_STAT_UNW_DEPTH},
+    {CK_UNWIND_WALKS, GT_STAT_UNW_WALKS},
+    {CK_UNWIND_FRAMES, GT_STAT_UNW_FRAMES},
+    {CK_UNWIND_END_ROOT, GT_STAT_UNW_ROOT},
+    {CK_UNWIND_END_NO_MAPPING, GT_STAT_UNW_NO_MAPPING},
+    {CK_UNWIND_END_NO_TABLE, GT_STAT_UNW_NO_TABLE},
+    {CK_UNWIND_END_NO_ROW, GT_STAT_UNW_NO_ROW},
+    {CK_UNWIND_END_UNSUPPORTED, GT_STAT_UNW_UNSUPPORTED},
+    {CK_UNWIND_END_BAD_READ, GT_STAT_UNW_BAD_READ},
+    {CK_UNWIND_END_DEPTH, GT_STAT_UNW_DEPTH},
 };
 
 static void kv_stats(struct capture_buf *kv, const struct recorder *r, const struct stat_key *keys,
@@ -191,7 +193,7 @@ static void kv_stats(struct capture_buf *kv, const struct recorder *r, const str
 {
 	/* Less stats_base: a monitor segment counts only its own losses. */
 	for (size_t i = 0; i < n; i++)
-		capture_buf__kv(
+		capture_buf__key(
 		    kv, keys[i].key, "%llu",
 		    (unsigned long long)(r->stats[keys[i].stat] - r->stats_base[keys[i].stat]));
 }
@@ -202,23 +204,25 @@ void record__write_counters(struct recorder *r, uint32_t type)
 	char buf[2048];
 
 	kv_stats(&kv, r, ringbuf_keys, GT_ARRAY_SIZE(ringbuf_keys));
-	capture_buf__kv(&kv, "lost.prog_misses", "%llu",
-			(unsigned long long)(r->misses - r->misses_base));
+	capture_buf__key(&kv, CK_LOST_PROG_MISSES, "%llu",
+			 (unsigned long long)(r->misses - r->misses_base));
 	kv_stats(&kv, r, bpf_keys, GT_ARRAY_SIZE(bpf_keys));
 	if (r->unw) {
 		struct unwind_stats us;
 
 		unwinder__stats(r->unw, &us);
 		kv_stats(&kv, r, dwarf_keys, GT_ARRAY_SIZE(dwarf_keys));
-		capture_buf__kv(&kv, "dwarf.unwound", "%llu",
-				(unsigned long long)(us.snapshots - us.failed));
-		capture_buf__kv(&kv, "dwarf.failed", "%llu", (unsigned long long)us.failed);
-		capture_buf__kv(&kv, "dwarf.used", "%llu", (unsigned long long)r->sink.dwarf_used);
-		capture_buf__kv(&kv, "dwarf.stitched", "%llu",
-				(unsigned long long)r->sink.stitched);
+		capture_buf__key(&kv, CK_DWARF_UNWOUND, "%llu",
+				 (unsigned long long)(us.snapshots - us.failed));
+		capture_buf__key(&kv, CK_DWARF_FAILED, "%llu", (unsigned long long)us.failed);
+		capture_buf__key(&kv, CK_DWARF_USED, "%llu",
+				 (unsigned long long)r->sink.dwarf_used);
+		capture_buf__key(&kv, CK_DWARF_STITCHED, "%llu",
+				 (unsigned long long)r->sink.stitched);
 		if (r->cfi_limit_min)
-			capture_buf__kv(&kv, "dwarf.cfi_rate_min", "%u", r->cfi_limit_min * 10);
-		capture_buf__kv(&kv, "dwarf.unwind_cpu_ns", "%llu", (unsigned long long)us.cpu_ns);
+			capture_buf__key(&kv, CK_DWARF_CFI_RATE_MIN, "%u", r->cfi_limit_min * 10);
+		capture_buf__key(&kv, CK_DWARF_UNWIND_CPU_NS, "%llu",
+				 (unsigned long long)us.cpu_ns);
 	}
 	/* The symbolizer's cuts (bounds.h), when a traced program's files went past a cap. */
 	for (int k = 0; k < BOUND_NKINDS; k++)
@@ -229,39 +233,39 @@ void record__write_counters(struct recorder *r, uint32_t type)
 		const struct cfimap_stats *cs = cfimap__stats(r->cfi);
 
 		kv_stats(&kv, r, unw_keys, GT_ARRAY_SIZE(unw_keys));
-		capture_buf__kv(&kv, "unwind.objects", "%u", cs->objects);
-		capture_buf__kv(&kv, "unwind.objects_fp", "%u", cs->fp_objects);
-		capture_buf__kv(&kv, "unwind.objects_cfi", "%u", cs->cfi_objects);
-		capture_buf__kv(&kv, "unwind.objects_none", "%u", cs->no_cfi);
-		capture_buf__kv(&kv, "unwind.objects_truncated", "%u", cs->truncated);
-		capture_buf__kv(&kv, "unwind.cfi_bad_entries", "%u", cs->bad_entries);
-		capture_buf__kv(&kv, "unwind.rows", "%llu", (unsigned long long)cs->rows);
-		capture_buf__kv(&kv, "unwind.table_bytes", "%llu", (unsigned long long)cs->bytes);
-		capture_buf__kv(&kv, "unwind.table_max_bytes", "%llu",
-				(unsigned long long)cs->max_bytes);
-		capture_buf__kv(&kv, "unwind.table_max_object", "%s", cs->max_name);
-		capture_buf__kv(&kv, "unwind.build_ns", "%llu", (unsigned long long)cs->build_ns);
+		capture_buf__key(&kv, CK_UNWIND_OBJECTS, "%u", cs->objects);
+		capture_buf__key(&kv, CK_UNWIND_OBJECTS_FP, "%u", cs->fp_objects);
+		capture_buf__key(&kv, CK_UNWIND_OBJECTS_CFI, "%u", cs->cfi_objects);
+		capture_buf__key(&kv, CK_UNWIND_OBJECTS_NONE, "%u", cs->no_cfi);
+		capture_buf__key(&kv, CK_UNWIND_OBJECTS_TRUNCATED, "%u", cs->truncated);
+		capture_buf__key(&kv, CK_UNWIND_CFI_BAD_ENTRIES, "%u", cs->bad_entries);
+		capture_buf__key(&kv, CK_UNWIND_ROWS, "%llu", (unsigned long long)cs->rows);
+		capture_buf__key(&kv, CK_UNWIND_TABLE_BYTES, "%llu", (unsigned long long)cs->bytes);
+		capture_buf__key(&kv, CK_UNWIND_TABLE_MAX_BYTES, "%llu",
+				 (unsigned long long)cs->max_bytes);
+		capture_buf__key(&kv, CK_UNWIND_TABLE_MAX_OBJECT, "%s", cs->max_name);
+		capture_buf__key(&kv, CK_UNWIND_BUILD_NS, "%llu", (unsigned long long)cs->build_ns);
 	}
-	capture_buf__kv(&kv, "stacks.resent", "%llu", (unsigned long long)r->sink.stacks_resent);
-	capture_buf__kv(&kv, "stacks.unresolved", "%llu",
-			(unsigned long long)r->sink.stacks_unresolved);
-	capture_buf__kv(&kv, "records", "%llu",
-			(unsigned long long)(r->sink.events - r->events_base));
-	capture_buf__kv(&kv, "usdt_links", "%u", attacher__usdt_links(r->att));
-	capture_buf__kv(&kv, "uprobe_links", "%u", attacher__uprobe_links(r->att));
-	capture_buf__kv(&kv, "sample_events", "%u", attacher__sample_events(r->att));
+	capture_buf__key(&kv, CK_STACKS_RESENT, "%llu", (unsigned long long)r->sink.stacks_resent);
+	capture_buf__key(&kv, CK_STACKS_UNRESOLVED, "%llu",
+			 (unsigned long long)r->sink.stacks_unresolved);
+	capture_buf__key(&kv, CK_RECORDS, "%llu",
+			 (unsigned long long)(r->sink.events - r->events_base));
+	capture_buf__key(&kv, CK_USDT_LINKS, "%u", attacher__usdt_links(r->att));
+	capture_buf__key(&kv, CK_UPROBE_LINKS, "%u", attacher__uprobe_links(r->att));
+	capture_buf__key(&kv, CK_SAMPLE_EVENTS, "%u", attacher__sample_events(r->att));
 	attacher__attached_names(r->att, buf, sizeof(buf));
-	capture_buf__kv(&kv, "uprobes.attached", "%s", buf);
-	capture_buf__kv(&kv, "sampling_from_ns", "%llu", (unsigned long long)r->sampling_from_ns);
+	capture_buf__key(&kv, CK_UPROBES_ATTACHED, "%s", buf);
+	capture_buf__key(&kv, CK_SAMPLING_FROM_NS, "%llu", (unsigned long long)r->sampling_from_ns);
 	if (type == GT_BLK_END) {
 		/* The source may have changed while recording (CUPTI stepped aside). */
-		capture_buf__kv(&kv, "gpu_source", "%s",
-				r->o->gpu.source[0] ? r->o->gpu.source : "usdt");
-		capture_buf__kv(&kv, "end_mono_ns", "%llu", (unsigned long long)r->end_ns);
-		capture_buf__kv(&kv, "stop_reason", "%s", r->stop_reason ? r->stop_reason : "");
+		capture_buf__key(&kv, CK_GPU_SOURCE, "%s",
+				 r->o->gpu.source[0] ? r->o->gpu.source : "usdt");
+		capture_buf__key(&kv, CK_END_MONO_NS, "%llu", (unsigned long long)r->end_ns);
+		capture_buf__key(&kv, CK_STOP_REASON, "%s", r->stop_reason ? r->stop_reason : "");
 		if (r->target_gone && r->child && WIFEXITED(r->target_status))
-			capture_buf__kv(&kv, "target_exit_status", "%d",
-					WEXITSTATUS(r->target_status));
+			capture_buf__key(&kv, CK_TARGET_EXIT_STATUS, "%d",
+					 WEXITSTATUS(r->target_status));
 	}
 	capture_writer__block(r->w, type, kv.data, kv.len);
 	capture_buf__free(&kv);

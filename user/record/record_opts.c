@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "record/record_priv.h"
 #include "support/cli.h"
 #include "support/util.h"

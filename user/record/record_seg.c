@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "record/record.h"
 #include "record/record_priv.h"
 #include "support/util.h"

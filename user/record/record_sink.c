@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "record/record_sink.h"
 #include "record/unwind.h"
 #include "support/util.h"
@@ -133,7 +133,7 @@ static void note_bpf_stack(struct record_sink *s, const struct gt_stack *st, siz
 	uint64_t h, cap;
 	uint16_t nr;
 
-	if (size < offsetof(struct gt_stack, ips) || st->id < 0 || st->id >= GT_STACK_DWARF_BASE)
+	if (st->id < 0 || st->id >= GT_STACK_DWARF_BASE)
 		return;
 	nr = (uint16_t)GT_MIN((size_t)st->nr, (size - offsetof(struct gt_stack, ips)) / 8);
 	nr = GT_MIN(nr, GT_STACK_DEPTH);
@@ -278,7 +278,7 @@ static void note_ustack(struct record_sink *s, const struct gt_ustack *u, size_t
 	size_t len;
 	int32_t id;
 
-	if (!s->cfg.unw || size < offsetof(struct gt_ustack, data))
+	if (!s->cfg.unw)
 		return;
 	len = GT_MIN((size_t)u->stack_size, size - offsetof(struct gt_ustack, data));
 	/*
@@ -368,13 +368,11 @@ static void count_gpu_op(struct record_sink *s, const struct gaptrace_gpu_rec *g
 		*last = g->end_ns;
 }
 
-static void split_batch(struct record_sink *s, const struct gt_gpu_batch *b, size_t size)
+static void split_batch(struct record_sink *s, const struct gt_gpu_batch *b)
 {
 	struct gt_gpu_op op = {};
 	uint32_t n = b->count, keep = GT_MIN(b->rec_size, (uint32_t)GT_GPU_REC_SIZE);
 
-	if (size < sizeof(*b))
-		return;
 	if (n > GT_GPU_BATCH_MAX)
 		n = GT_GPU_BATCH_MAX;
 	op.hdr = b->hdr;
@@ -444,7 +442,8 @@ void record_sink__feed(struct record_sink *s, const void *data, size_t size)
 {
 	const struct gt_hdr *h = data;
 
-	if (size < sizeof(*h) || h->size > size || h->size < sizeof(*h))
+	/* The capture reader's rule too: a record shorter than its type's first layout is dropped. */
+	if (size < sizeof(*h) || h->size > size || h->size < gt_rec_min_size(h->type))
 		return;
 	switch (h->type) {
 	case GT_REC_OFFCPU: {
@@ -478,7 +477,7 @@ void record_sink__feed(struct record_sink *s, const void *data, size_t size)
 		count_gpu_op(s, &((const struct gt_gpu_op *)data)->rec);
 		break;
 	case GT_REC_GPU_BATCH:
-		split_batch(s, data, h->size);
+		split_batch(s, data);
 		return;
 	case GT_REC_NAME: {
 		const struct gt_name *n = data;

@@ -117,7 +117,10 @@ struct record_sink {
 };
 
 void record_sink__init(struct record_sink *s, const struct record_sink_cfg *cfg);
-/* Takes one raw BPF record (size bytes as read from the ring buffer). */
+/*
+ * Takes one raw BPF record (size bytes as read from the ring buffer); drops
+ * it when shorter than its type's first layout (gt_rec_min_size).
+ */
 void record_sink__feed(struct record_sink *s, const void *data, size_t size);
 /* Writes one capture record as it is (counted in events). */
 void record_sink__put(struct record_sink *s, const void *rec, size_t size);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "record/record_priv.h"
 #include "support/json.h"
 #include "support/outfile.h"

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "capture/capture.h"
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "record/gpu.h"
 #include "record/record_priv.h"
 #include "record/unwind.h"

@@ -18,7 +18,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "gaptrace.h"
+#include "gaptrace/gaptrace.h"
 #include "record/unwind.h"
 #include "support/procfs.h"
 #include "support/safeopen.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * usdt_shim.c: gaptrace's USDT probes (cupti/gaptrace-usdt.h) and a few libc
+ * usdt_shim.c: gaptrace's USDT probes (include/gaptrace/gaptrace-usdt.h) and a few libc
  * helpers for tokio_prover, which calls them through extern "C".
  *
  * Rust has no <sys/sdt.h>; the probe sites live here, one per function, so

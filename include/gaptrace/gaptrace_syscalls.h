@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * gaptrace_syscalls.bpf.h: the one list of the x86-64 syscall numbers gaptrace
+ * gaptrace_syscalls.h: the one list of the x86-64 syscall numbers gaptrace
  * knows (orig_ax at switch-out, gt_offcpu.syscall_nr), for the BPF program,
  * the analysis and the tests.  Plain preprocessor and an enum, no includes:
  * it compiles with clang -target bpf as well as in user space.
  *
  * Each list is X(name, number); enum gt_syscall_nr holds GT_NR_name for all.
  */
-#ifndef GT_SYSCALLS_BPF_H
-#define GT_SYSCALLS_BPF_H
+#ifndef GT_SYSCALLS_H
+#define GT_SYSCALLS_H
 
 /*
  * The syscalls reports name (tl_syscall_name): the blocking ones a dispatch
@@ -104,4 +104,4 @@
 enum gt_syscall_nr { GT_SYSCALLS(GT_SYSCALL_ENUM_) };
 #undef GT_SYSCALL_ENUM_
 
-#endif /* GT_SYSCALLS_BPF_H */
+#endif /* GT_SYSCALLS_H */

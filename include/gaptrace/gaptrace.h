@@ -13,6 +13,7 @@
 
 #ifndef __BPF__
 #include <linux/types.h>
+#include <stddef.h>
 #endif
 
 /* The producer-facing contract: struct gaptrace_gpu_rec, enum gaptrace_gpu_kind. */
@@ -410,5 +411,50 @@ _Static_assert(sizeof(struct gt_ustack) == 16568, "gt_ustack layout");
 _Static_assert(sizeof(struct gt_fpless) == 8 + 16 * GT_FPLESS_MAX, "fpless map value layout");
 _Static_assert(sizeof(struct gt_offcpu_start) == 80, "offcpu map value layout");
 _Static_assert(sizeof(struct gt_call_start) == 16, "calls map value layout");
+
+#ifndef __BPF__
+/*
+ * The smallest size a record of each type may have: its first layout
+ * (records grow only by appended fields), or the fixed part of a
+ * variable-length one.  The readers (the capture reader, the recorder's
+ * ring-buffer sink) drop a record smaller than its type's, so that their
+ * consumers read every field of the first layout without checking; later
+ * fields (gt_offcpu.args[3], gt_sample.pcount) still need size >= sizeof.
+ * A type this table does not know needs only its header.
+ */
+static inline size_t gt_rec_min_size(unsigned type)
+{
+	switch (type) {
+	case GT_REC_OFFCPU:
+		return GT_OFFCPU_V1_SIZE;
+	case GT_REC_SAMPLE:
+		return GT_SAMPLE_V1_SIZE;
+	case GT_REC_CALL:
+		return sizeof(struct gt_call);
+	case GT_REC_UNIT:
+		return sizeof(struct gt_unit);
+	case GT_REC_GPU_LAUNCH:
+		return sizeof(struct gt_gpu_launch);
+	case GT_REC_GPU_OP:
+		return sizeof(struct gt_gpu_op);
+	case GT_REC_GPU_BATCH:
+		return sizeof(struct gt_gpu_batch);
+	case GT_REC_TASK:
+		return sizeof(struct gt_task);
+	case GT_REC_NAME:
+		return offsetof(struct gt_name, name) + 1; /* the NUL at least */
+	case GT_REC_LOSS:
+		return sizeof(struct gt_loss);
+	case GT_REC_USTACK:
+		return offsetof(struct gt_ustack, data);
+	case GT_REC_STACK:
+		return offsetof(struct gt_stack, ips);
+	case GT_REC_PEER:
+		return sizeof(struct gt_peer);
+	default:
+		return sizeof(struct gt_hdr);
+	}
+}
+#endif
 
 #endif /* GAPTRACE_H */

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * gaptrace_waits.bpf.h: the one list of the syscalls that wait for a
+ * gaptrace_waits.h: the one list of the syscalls that wait for a
  * hand-off (poll/select/epoll, wait4/waitid, futex_waitv: another thread, a
  * child or a peer makes them return), for the BPF program (their kernel
  * stack tells nothing more) and the analysis (their time is a hand-off
- * wait).  Header-only, no includes: include gaptrace_syscalls.bpf.h first;
+ * wait).  Header-only, no includes: include gaptrace_syscalls.h first;
  * it compiles with clang -target bpf as well as in user space.
  */
-#ifndef GT_WAITS_BPF_H
-#define GT_WAITS_BPF_H
+#ifndef GT_WAITS_H
+#define GT_WAITS_H
 
 static __always_inline int gt_nr_is_handoff(int nr)
 {
@@ -29,4 +29,4 @@ static __always_inline int gt_nr_is_handoff(int nr)
 	}
 }
 
-#endif /* GT_WAITS_BPF_H */
+#endif /* GT_WAITS_H */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * gaptrace_cfi.bpf.h: the unwind tables the recorder compiles from each
+ * gaptrace_cfi.h: the unwind tables the recorder compiles from each
  * object's CFI (user/record/cfitab.c) and the BPF walk reads (bpf/unwind.bpf.h).
  * Plain fixed-width structs shared by both sides, like gaptrace.h.
  */
-#ifndef GAPTRACE_CFI_BPF_H
-#define GAPTRACE_CFI_BPF_H
+#ifndef GAPTRACE_CFI_H
+#define GAPTRACE_CFI_H
 
 /* How the frame at a row's addresses finds its caller (gt_cfi_row.kind). */
 enum gt_cfi_kind {
@@ -79,4 +79,4 @@ enum gt_unw_end {
 	GT_UNW_END_MAX
 };
 
-#endif /* GAPTRACE_CFI_BPF_H */
+#endif /* GAPTRACE_CFI_H */
