@@ -98,7 +98,7 @@ static void diff_text(FILE *f, const struct an_result *b, const struct an_result
 		fprintf(f,
 			"  neither capture has a gap of at least %s: there is nothing to "
 			"compare (see --min-gap)\n",
-			gt_fmt_dur(o->an.min_gap_ns, d1, sizeof(d1)));
+			gt_fmt_dur(b->opts.min_gap_ns, d1, sizeof(d1)));
 	fputc('\n', f);
 	fprintf(f, "  GPU efficiency  %6.1f %% -> %6.1f %%   (%+.1f points)\n", 100 * eb, 100 * ea,
 		100 * (ea - eb));
@@ -360,7 +360,7 @@ static void diff_json(FILE *f, const struct an_result *b, const struct an_result
 	json_ku64(&j, "bootstrap_iterations", d->rule.boot_iters);
 	json_kstr(&j, "adjustment", "holm");
 	json_ku64(&j, "tests", d->ntests);
-	json_ku64(&j, "min_gap_ns", o->an.min_gap_ns);
+	json_ku64(&j, "min_gap_ns", b->opts.min_gap_ns);
 	json_obj_end(&j);
 	json_kdouble(&j, "efficiency_change", efficiency(a) - efficiency(b));
 	json_ki64(&j, "gaps_change", (int64_t)a->ngaps - (int64_t)b->ngaps);

@@ -247,7 +247,7 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 		(unsigned long long)r->units);
 	fprintf(f, "  lost events: %llu%s; gaps are idle time >= %s between GPU operations\n",
 		(unsigned long long)lost, lost ? " (time near them is shown as unknown)" : "",
-		gt_fmt_dur(o->an.min_gap_ns, d2, sizeof(d2)));
+		gt_fmt_dur(r->opts.min_gap_ns, d2, sizeof(d2)));
 	if (r->unw_walks)
 		fprintf(
 		    f,
@@ -304,7 +304,7 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 
 	if (!r->ngaps) {
 		fprintf(f, "No gaps of at least %s.\n",
-			gt_fmt_dur(o->an.min_gap_ns, d1, sizeof(d1)));
+			gt_fmt_dur(r->opts.min_gap_ns, d1, sizeof(d1)));
 	} else {
 		size_t n = r->ngaps < o->top ? r->ngaps : o->top;
 
@@ -412,9 +412,9 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 
 	json_key(&j, "options");
 	json_obj_begin(&j);
-	json_ku64(&j, "min_gap_ns", o->an.min_gap_ns);
-	json_ku64(&j, "burst_gap_ns", o->an.burst_gap_ns);
-	json_ku64(&j, "max_chain_depth", o->an.max_depth);
+	json_ku64(&j, "min_gap_ns", r->opts.min_gap_ns);
+	json_ku64(&j, "burst_gap_ns", r->opts.burst_gap_ns);
+	json_ku64(&j, "max_chain_depth", r->opts.max_depth);
 	json_obj_end(&j);
 
 	json_key(&j, "units");
@@ -654,7 +654,7 @@ static int report_write(struct cmd_job *job, FILE *out)
 	else if (!strcmp(o->format, "csv"))
 		report_csv(out, job->res[0]);
 	else if (!strcmp(o->format, "html"))
-		html__report(out, job->res[0], &o->an, o->top, job->cap[0]);
+		html__report(out, job->res[0], o->top, job->cap[0]);
 	else
 		report_text(out, job->res[0], o);
 	return 0;
