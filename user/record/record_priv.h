@@ -21,6 +21,7 @@
 #include "capture/capture.h"
 #include "record/attach.h"
 #include "record/gpu.h"
+#include "record/record.h"
 #include "record/record_sink.h"
 
 struct gaptrace_bpf;
@@ -116,17 +117,19 @@ struct recorder {
 };
 
 /*
- * record.c: cmd_record's steps, shared with record_seg.c.  start: 0 or -1
- * after a one-line error; run: the run loop (0 or -errno); finish: the stop
- * and the capture's last blocks, the exit code; cleanup: frees everything
- * start made, after any failure.
+ * The steps of record.h for record_seg.c: start is record__open then
+ * record__attach (0 or -1 after a one-line error); finish is record__stop,
+ * record__summary and record__detach_wait (the exit code); cleanup frees
+ * everything start made, after any failure (record_stop.c).
  */
 int record__start(struct recorder *r, int argc, char **argv);
-int record__run(struct recorder *r);
 int record__finish(struct recorder *r, int e);
 void record__cleanup(struct recorder *r);
 /* Reads the ring buffer until it is empty. */
 void record__drain_all(struct recorder *r);
+/* record.c, for record_stop.c: one drain round (waiting timeout_ms); the scheduler detach. */
+int record__rb_drain(struct recorder *r, int timeout_ms);
+void record__detach_sched(struct recorder *r);
 
 /* record_opts.c: parses argv into o (defaults first): 0 or -1 after a one-line error. */
 int record__parse_opts(int argc, char **argv, struct record_opts *o);
