@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "analysis/result.h"
-#include "cmds.h"
+#include "cli/cmds.h"
 #include "support/cli.h"
 #include "support/term.h"
 #include "support/util.h"

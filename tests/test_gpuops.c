@@ -20,7 +20,8 @@
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
-#include "cmds.h"
+#include "capture/count.h"
+#include "cli/cmds.h"
 #include "gaptrace.h"
 #include "support/util.h"
 
@@ -589,6 +590,42 @@ static void test_gpuops_info_json(void **state)
 	free(text);
 }
 
+static int count_kv(const char *key, const char *value, void *ctx)
+{
+	(void)value;
+	*(int *)ctx += !strcmp(key, "end_mono_ns");
+	return 0;
+}
+
+/* capture__count: blocks and records of a known capture, counters handed over, rewound. */
+static void test_gpuops_count(void **state)
+{
+	struct capture_counts n;
+	struct capture_block b;
+	struct capture *c;
+	struct synth s;
+	char err[256];
+	int kv = 0;
+
+	(void)state;
+	synth_scenario(&s, true);
+	synth_close(&s);
+	c = capture__open(s.path, err, sizeof(err));
+	assert_non_null(c);
+	capture__count(c, &n, count_kv, &kv);
+	assert_int_equal(n.recs[GT_REC_GPU_OP], 52);
+	assert_int_equal(n.gpu_block_recs, 52);
+	assert_true(n.blocks[GT_BLK_GPU_OPS] >= 1);
+	assert_int_equal(n.blocks[GT_BLK_END], 1);
+	assert_int_equal(n.unknown_blocks, 0);
+	assert_int_equal(n.unknown_recs, 0);
+	assert_int_equal(kv, 1); /* END's end_mono_ns */
+	/* Rewound: the blocks can be read again. */
+	assert_int_equal(capture__next(c, &b), 1);
+	capture__close(c);
+	unlink(s.path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +637,7 @@ int main(void)
 	    cmocka_unit_test(test_gpuops_malformed),
 	    cmocka_unit_test(test_gpuops_analysis_same),
 	    cmocka_unit_test(test_gpuops_info_json),
+	    cmocka_unit_test(test_gpuops_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

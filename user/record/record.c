@@ -22,7 +22,6 @@
 
 #include "record/attach.h"
 #include "capture/capture.h"
-#include "cmds.h"
 #include "record/record.h"
 #include "gaptrace.h"
 #include "gaptrace.skel.h"
@@ -684,20 +683,4 @@ out:
 int record__start(struct recorder *r, int argc, char **argv)
 {
 	return record__open(r, argc, argv) || record__attach(r) ? -1 : 0;
-}
-
-int cmd_record(int argc, char **argv)
-{
-	struct recorder *r = record__new(argc, argv);
-	int ret = GT_EXIT_FAIL;
-
-	if (!r)
-		return GT_EXIT_USAGE;
-	if (!record__open(r, argc, argv) && !record__attach(r)) {
-		/* The summary comes before the wait: closing links took 13 s on big targets. */
-		ret = record__summary(r, record__stop(r, record__run(r)));
-		record__detach_wait(r);
-	}
-	record__free(r);
-	return ret;
 }
