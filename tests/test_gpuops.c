@@ -590,6 +590,73 @@ static void test_gpuops_info_json(void **state)
 	free(text);
 }
 
+/* cmd(argc, argv)'s stdout as a string (freed by the caller); *rc its exit code. */
+static char *stdout_of(int (*cmd)(int, char **), int argc, char **argv, int *rc)
+{
+	char path[] = "/tmp/gt_test_gpuops_out_XXXXXX";
+	int fd = mkstemp(path), saved;
+	char *text = gt_xcalloc(1, 65536);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	fflush(stdout);
+	saved = dup(1);
+	dup2(fd, 1);
+	*rc = cmd(argc, argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	close(fd);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_true(fread(text, 1, 65535, f) > 0);
+	fclose(f);
+	unlink(path);
+	return text;
+}
+
+/* The "clock" object of a JSON text: from its key to the first closing brace. */
+static char *clock_object(const char *json)
+{
+	const char *a = strstr(json, "\"clock\": {"), *b;
+
+	assert_non_null(a);
+	b = strchr(a, '}');
+	assert_non_null(b);
+	return gt_xstrndup(a, (size_t)(b - a + 1));
+}
+
+/* info's JSON clock check has the shape and values of report's (one printer). */
+static void test_gpuops_info_clock_as_report(void **state)
+{
+	char *iargv[] = {"info", "--format", "json", NULL, NULL};
+	char *rargv[] = {"report", "--format", "json", NULL, NULL};
+	char *info, *report, *ic, *rc_;
+	struct synth s;
+	int rc;
+
+	(void)state;
+	synth_scenario(&s, true);
+	synth_close(&s);
+	iargv[3] = rargv[3] = s.path;
+	info = stdout_of(cmd_info, 4, iargv, &rc);
+	assert_int_equal(rc, 0);
+	report = stdout_of(cmd_report, 4, rargv, &rc);
+	assert_int_equal(rc, 0);
+	ic = clock_object(info);
+	rc_ = clock_object(report);
+	/* The known answer first: 52 ops matched to their launches. */
+	assert_non_null(strstr(ic, "\"pairs\": 52,"));
+	assert_non_null(strstr(ic, "\"host_view\": false,"));
+	assert_non_null(strstr(ic, "\"offset_max_ns\": "));
+	assert_string_equal(ic, rc_);
+	free(ic);
+	free(rc_);
+	free(info);
+	free(report);
+	unlink(s.path);
+}
+
 static int count_kv(const char *key, const char *value, void *ctx)
 {
 	(void)value;
@@ -637,6 +704,7 @@ int main(void)
 	    cmocka_unit_test(test_gpuops_malformed),
 	    cmocka_unit_test(test_gpuops_analysis_same),
 	    cmocka_unit_test(test_gpuops_info_json),
+	    cmocka_unit_test(test_gpuops_info_clock_as_report),
 	    cmocka_unit_test(test_gpuops_count),
 	};
 

@@ -13,6 +13,7 @@
 #include "capture/capture.h"
 #include "capture/count.h"
 #include "output/info.h"
+#include "output/present.h"
 #include "gaptrace.h"
 #include "support/json.h"
 #include "support/term.h"
@@ -242,14 +243,7 @@ void info__json(FILE *f, struct capture *c, struct info_stats *s, const struct a
 	}
 	json_ku64(&j, "threads", r->nthreads);
 	json_ku64(&j, "devices", r->ndevices);
-	json_key(&j, "clock");
-	json_obj_begin(&j);
-	json_ku64(&j, "pairs", r->clock.pairs);
-	json_ku64(&j, "violations", r->clock.violations);
-	json_ki64(&j, "offset_min_ns", r->clock.min_ns);
-	json_ki64(&j, "offset_p50_ns", r->clock.p50_ns);
-	json_ki64(&j, "offset_p99_ns", r->clock.p99_ns);
-	json_obj_end(&j);
+	present__json_clock(&j, r);
 	json_key(&j, "warnings");
 	json_arr_begin(&j);
 	for (size_t i = 0; i < r->nwarnings; i++)

@@ -446,16 +446,7 @@ void report__json(FILE *f, const struct an_result *r, const struct report_opts *
 	json_obj_end(&j);
 	json_obj_end(&j);
 
-	json_key(&j, "clock");
-	json_obj_begin(&j);
-	json_ku64(&j, "pairs", r->clock.pairs);
-	json_kbool(&j, "host_view", r->host_view);
-	json_ku64(&j, "violations", r->clock.violations);
-	json_ki64(&j, "offset_min_ns", r->clock.min_ns);
-	json_ki64(&j, "offset_p50_ns", r->clock.p50_ns);
-	json_ki64(&j, "offset_p99_ns", r->clock.p99_ns);
-	json_ki64(&j, "offset_max_ns", r->clock.max_ns);
-	json_obj_end(&j);
+	present__json_clock(&j, r);
 
 	json_key(&j, "gaps");
 	json_arr_begin(&j);
