@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * record_priv.h: what the files of `gaptrace record` share: its options, the
- * recorder's state and the functions that cross files (record.c runs the
- * recording, record_opts.c parses the command line, target.c finds and
- * launches the target, record_drain.c closes what is open at the end,
+ * recorder's state and the functions that cross files (record.c opens,
+ * attaches and runs the recording, record_stop.c ends it, record_opts.c
+ * parses the command line, target.c finds and launches the target,
+ * record_drain.c closes what is open at the end,
  * record_sink.c (public) translates records, record_meta.c writes what the
  * capture says about the recording and turns BPF counters into LOSS records,
  * follow.c follows the target's descendants, record_summary.c tells the
