@@ -66,7 +66,7 @@ SKELS := $(OUTPUT)/gaptrace.skel.h
 USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_HDRS := $(wildcard user/*.h user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
-LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+LIB_OBJS := $(filter-out $(OUTPUT)/user/cli/main.o,$(USER_OBJS))
 
 TEST_SRCS := $(wildcard tests/test_*.c)
 # The CUPTI library's conversion test needs CUPTI's headers (not its library).
@@ -76,7 +76,7 @@ TEST_SRCS := $(filter-out tests/test_cupti_convert.c,$(TEST_SRCS))
 endif
 TESTS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 ASAN_TESTS := $(patsubst tests/%.c,$(OUTPUT)/asan/%,$(TEST_SRCS))
-ASAN_OBJS := $(patsubst user/%.c,$(OUTPUT)/asan/user/%.o,$(filter-out user/main.c,$(USER_SRCS)))
+ASAN_OBJS := $(patsubst user/%.c,$(OUTPUT)/asan/user/%.o,$(filter-out user/cli/main.c,$(USER_SRCS)))
 
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))

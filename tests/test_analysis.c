@@ -867,6 +867,31 @@ static void test_units_from_nvtx_ranges(void **state)
 	an_result__free(r);
 }
 
+/* The result carries the options it was computed with: its printers read them there. */
+static void test_result_carries_opts(void **state)
+{
+	struct synth s;
+	struct an_result *r;
+	struct an_opts o;
+
+	(void)state;
+	synth_open(&s);
+	synth_thread(&s, 10, "w");
+	op(&s, 10, 1, T0 + 1 * MS, T0 + 2 * MS, T0 + 10 * MS);
+	op(&s, 10, 2, T0 + 20 * MS, T0 + 21 * MS, T0 + 30 * MS);
+	an_opts__defaults(&o);
+	o.min_gap_ns = 7 * MS;
+	o.max_depth = 2;
+	o.burst_gap_ns = 3 * MS;
+	r = synth_run(&s, &o);
+	assert_int_equal(r->opts.min_gap_ns, 7 * MS);
+	assert_int_equal(r->opts.max_depth, 2);
+	assert_int_equal(r->opts.burst_gap_ns, 3 * MS);
+	/* 10 ms idle between the ops: a gap at 7 ms. */
+	assert_int_equal(r->ngaps, 1);
+	an_result__free(r);
+}
+
 static void test_bursts_without_units(void **state)
 {
 	struct synth s;
@@ -1463,6 +1488,7 @@ int main(void)
 	    cmocka_unit_test(test_critical_thread_is_launcher_of_next_op),
 	    cmocka_unit_test(test_units_inter_and_intra),
 	    cmocka_unit_test(test_units_from_nvtx_ranges),
+	    cmocka_unit_test(test_result_carries_opts),
 	    cmocka_unit_test(test_bursts_without_units),
 	    cmocka_unit_test(test_min_gap_and_overlap),
 	    cmocka_unit_test(test_partial_interval_at_start),

@@ -17,7 +17,8 @@
 
 #include <cmocka.h>
 
-#include "cmds.h"
+#include "analysis/result.h"
+#include "cli/cmds.h"
 #include "support/cli.h"
 #include "support/term.h"
 #include "support/util.h"
@@ -76,6 +77,19 @@ static void test_min_gap_one_rule(void **state)
 	assert_int_equal(gt_opt_min_gap("0", &ns), -1);
 	/* An old nanosecond count is no longer silently read as one. */
 	assert_int_equal(gt_opt_min_gap("1000000", &ns), -1);
+}
+
+/* One default for record and the analyses, the one the shared help states. */
+static void test_min_gap_one_default(void **state)
+{
+	const char *help[] = {GT_HELP_MIN_GAP};
+	struct an_opts o;
+
+	(void)state;
+	an_opts__defaults(&o);
+	assert_true(o.min_gap_ns == GT_MIN_GAP_DEFAULT_NS);
+	assert_true(GT_MIN_GAP_DEFAULT_NS == NSEC_PER_MSEC);
+	assert_non_null(strstr(help[1], "(default 1ms; 1us to 1h)"));
 }
 
 static void test_optstring_from_table(void **state)
@@ -289,6 +303,7 @@ int main(void)
 	    cmocka_unit_test(test_duration_bare_is_seconds),
 	    cmocka_unit_test(test_duration_option_bounds),
 	    cmocka_unit_test(test_min_gap_one_rule),
+	    cmocka_unit_test(test_min_gap_one_default),
 	    cmocka_unit_test(test_optstring_from_table),
 	    cmocka_unit_test(test_command_tables),
 	    cmocka_unit_test(test_getopt_messages),

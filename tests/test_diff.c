@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "cmds.h"
+#include "cli/cmds.h"
 #include "output/diff.h"
 #include "synth_capture.h"
 

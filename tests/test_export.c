@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "cmds.h"
+#include "cli/cmds.h"
 #include "output/export.h"
 #include "minijson.h"
 #include "synth_capture.h"

@@ -20,7 +20,8 @@
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
-#include "cmds.h"
+#include "capture/count.h"
+#include "cli/cmds.h"
 #include "gaptrace/gaptrace.h"
 #include "support/util.h"
 
@@ -589,6 +590,109 @@ static void test_gpuops_info_json(void **state)
 	free(text);
 }
 
+/* cmd(argc, argv)'s stdout as a string (freed by the caller); *rc its exit code. */
+static char *stdout_of(int (*cmd)(int, char **), int argc, char **argv, int *rc)
+{
+	char path[] = "/tmp/gt_test_gpuops_out_XXXXXX";
+	int fd = mkstemp(path), saved;
+	char *text = gt_xcalloc(1, 65536);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	fflush(stdout);
+	saved = dup(1);
+	dup2(fd, 1);
+	*rc = cmd(argc, argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	close(fd);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_true(fread(text, 1, 65535, f) > 0);
+	fclose(f);
+	unlink(path);
+	return text;
+}
+
+/* The "clock" object of a JSON text: from its key to the first closing brace. */
+static char *clock_object(const char *json)
+{
+	const char *a = strstr(json, "\"clock\": {"), *b;
+
+	assert_non_null(a);
+	b = strchr(a, '}');
+	assert_non_null(b);
+	return gt_xstrndup(a, (size_t)(b - a + 1));
+}
+
+/* info's JSON clock check has the shape and values of report's (one printer). */
+static void test_gpuops_info_clock_as_report(void **state)
+{
+	char *iargv[] = {"info", "--format", "json", NULL, NULL};
+	char *rargv[] = {"report", "--format", "json", NULL, NULL};
+	char *info, *report, *ic, *rc_;
+	struct synth s;
+	int rc;
+
+	(void)state;
+	synth_scenario(&s, true);
+	synth_close(&s);
+	iargv[3] = rargv[3] = s.path;
+	info = stdout_of(cmd_info, 4, iargv, &rc);
+	assert_int_equal(rc, 0);
+	report = stdout_of(cmd_report, 4, rargv, &rc);
+	assert_int_equal(rc, 0);
+	ic = clock_object(info);
+	rc_ = clock_object(report);
+	/* The known answer first: 52 ops matched to their launches. */
+	assert_non_null(strstr(ic, "\"pairs\": 52,"));
+	assert_non_null(strstr(ic, "\"host_view\": false,"));
+	assert_non_null(strstr(ic, "\"offset_max_ns\": "));
+	assert_string_equal(ic, rc_);
+	free(ic);
+	free(rc_);
+	free(info);
+	free(report);
+	unlink(s.path);
+}
+
+static int count_kv(const char *key, const char *value, void *ctx)
+{
+	(void)value;
+	*(int *)ctx += !strcmp(key, "end_mono_ns");
+	return 0;
+}
+
+/* capture__count: blocks and records of a known capture, counters handed over, rewound. */
+static void test_gpuops_count(void **state)
+{
+	struct capture_counts n;
+	struct capture_block b;
+	struct capture *c;
+	struct synth s;
+	char err[256];
+	int kv = 0;
+
+	(void)state;
+	synth_scenario(&s, true);
+	synth_close(&s);
+	c = capture__open(s.path, err, sizeof(err));
+	assert_non_null(c);
+	capture__count(c, &n, count_kv, &kv);
+	assert_int_equal(n.recs[GT_REC_GPU_OP], 52);
+	assert_int_equal(n.gpu_block_recs, 52);
+	assert_true(n.blocks[GT_BLK_GPU_OPS] >= 1);
+	assert_int_equal(n.blocks[GT_BLK_END], 1);
+	assert_int_equal(n.unknown_blocks, 0);
+	assert_int_equal(n.unknown_recs, 0);
+	assert_int_equal(kv, 1); /* END's end_mono_ns */
+	/* Rewound: the blocks can be read again. */
+	assert_int_equal(capture__next(c, &b), 1);
+	capture__close(c);
+	unlink(s.path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +704,8 @@ int main(void)
 	    cmocka_unit_test(test_gpuops_malformed),
 	    cmocka_unit_test(test_gpuops_analysis_same),
 	    cmocka_unit_test(test_gpuops_info_json),
+	    cmocka_unit_test(test_gpuops_info_clock_as_report),
+	    cmocka_unit_test(test_gpuops_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

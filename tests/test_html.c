@@ -55,7 +55,7 @@ static char *page_of(bool pieces, const char *comm, bool untraced_waker)
 	s.end = T0 + 50 * MS;
 	r = synth_run_open(&s, &o, &cap);
 	f = open_memstream(&text, &len);
-	assert_int_equal(html__report(f, r, &o, 10, cap), 0);
+	assert_int_equal(html__report(f, r, 10, cap), 0);
 	fclose(f);
 	an_result__free(r);
 	capture__close(cap);

@@ -39,7 +39,7 @@
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
-#include "cmds.h"
+#include "cli/cmds.h"
 #include "gaptrace/gaptrace.h"
 #include "support/util.h"
 

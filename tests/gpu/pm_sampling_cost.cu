@@ -37,16 +37,15 @@
 #include <cupti_profiler_target.h>
 #include <cupti_target.h>
 
-#define CK(call)                                                                    \
-	do {                                                                        \
-		CUptiResult r_ = (call);                                            \
-		if (r_ != CUPTI_SUCCESS) {                                          \
-			const char *s_ = NULL;                                      \
-			cuptiGetResultString(r_, &s_);                              \
-			fprintf(stderr, "pm_sampling_cost: %s: %s\n", #call,        \
-				s_ ? s_ : "?");                                     \
-			return false;                                               \
-		}                                                                   \
+#define CK(call)                                                                             \
+	do {                                                                                 \
+		CUptiResult r_ = (call);                                                     \
+		if (r_ != CUPTI_SUCCESS) {                                                   \
+			const char *s_ = NULL;                                               \
+			cuptiGetResultString(r_, &s_);                                       \
+			fprintf(stderr, "pm_sampling_cost: %s: %s\n", #call, s_ ? s_ : "?"); \
+			return false;                                                        \
+		}                                                                            \
 	} while (0)
 
 __global__ void bump(float *x)
@@ -66,9 +65,9 @@ __global__ void spin(unsigned long long ns)
 }
 
 /* A CUPTI parameter block: zeroed, its size set (the API checks it). */
-#define PARAMS(T, v)                                                                \
-	T v;                                                                        \
-	memset(&v, 0, sizeof(v));                                                   \
+#define PARAMS(T, v)              \
+	T v;                      \
+	memset(&v, 0, sizeof(v)); \
 	v.structSize = T##_STRUCT_SIZE
 
 static unsigned long long mono_ns(void)
@@ -194,7 +193,8 @@ static bool pm_host_init(struct pm *p)
 		if (cuptiProfilerHostGetBaseMetrics(&bm) == CUPTI_SUCCESS)
 			for (size_t i = 0; i < bm.numMetrics; i++)
 				if (strstr(bm.ppMetricNames[i], "cycles"))
-					fprintf(stderr, "  counter metric: %s\n", bm.ppMetricNames[i]);
+					fprintf(stderr, "  counter metric: %s\n",
+						bm.ppMetricNames[i]);
 		fprintf(stderr, "pm_sampling_cost: metrics not accepted; pass --metric\n");
 		return false;
 	}
@@ -382,16 +382,18 @@ int main(int argc, char **argv)
 		wall = (mono_ns() - t0) / 1e9;
 		if (!pm_stop(&p))
 			return 1;
-		printf("| PM sampling every %llu us | %.0f | %.3f | %llu | %.2f%% of a CPU | %llu |\n",
-		       (unsigned long long)(intervals[k] / 1000), r, r / base0, p.samples,
-		       100.0 * p.decode_ns / 1e9 / wall, p.overflows);
+		printf(
+		    "| PM sampling every %llu us | %.0f | %.3f | %llu | %.2f%% of a CPU | %llu |\n",
+		    (unsigned long long)(intervals[k] / 1000), r, r / base0, p.samples,
+		    100.0 * p.decode_ns / 1e9 / wall, p.overflows);
 	}
 	base1 = launch_rate(secs);
 	printf("| untraced again | %.0f | %.3f | | | |\n", base1, base1 / base0);
 
 	printf("\n2. resolution: a known duty pattern, PM sampling every 100 us\n\n");
-	printf("| pattern | busy share (spin time x count) | busy share (PM: %s / %s) | samples |\n",
-	       g_metrics[0], g_nmetrics > 1 ? g_metrics[1] : "-");
+	printf(
+	    "| pattern | busy share (spin time x count) | busy share (PM: %s / %s) | samples |\n",
+	    g_metrics[0], g_nmetrics > 1 ? g_metrics[1] : "-");
 	printf("| --- | --- | --- | --- |\n");
 	{
 		static const double pat[][2] = {{2, 3}, {0.2, 0.8}, {0.05, 0.45}};

@@ -143,6 +143,7 @@ int analysis__run(struct capture *c, const struct an_opts *o, struct an_result *
 	const char *v;
 
 	m->opts = *o;
+	r->opts = *o;
 	/* Owned by r from here: counters read in pass 1 land in the model too. */
 	r->model = m;
 	r->path = gt_xstrdup(capture__path(c));

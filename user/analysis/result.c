@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "analysis/result.h"
+#include "support/cli.h"
 #include "support/util.h"
 
 const char *const gt_cat_names[GT_CAT_MAX] = {
@@ -22,7 +23,7 @@ int gt_cat_parse(const char *name)
 void an_opts__defaults(struct an_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->min_gap_ns = NSEC_PER_MSEC;
+	o->min_gap_ns = GT_MIN_GAP_DEFAULT_NS; /* record's default too */
 	o->burst_gap_ns = 10 * NSEC_PER_MSEC;
 	o->units = GT_UNITS_AUTO;
 	o->max_depth = 4;

@@ -160,6 +160,8 @@ struct an_clock {
 };
 
 struct an_result {
+	/* The options it was computed with: what its printers say it used. */
+	struct an_opts opts;
 	char *path;
 	char *comm;
 	uint32_t pid;

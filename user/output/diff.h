@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analysis/analysis.h"
 #include "analysis/stats.h"
@@ -97,5 +98,23 @@ struct df_result *diff__compute(const struct an_result *before, const struct an_
 void diff__free(struct df_result *d);
 /* Test name of value k: a category name or "total". */
 const char *diff__value_name(int k);
+/* The first value (category or total) whose gap time grew significantly, or NULL. */
+const char *diff__regression(const struct df_result *d);
+
+/*
+ * The comparison d of before b and after a (d's top rows: top) as text, or
+ * as JSON (schema gaptrace.diff/1); both read the analyses' options.
+ */
+void diff__print_text(FILE *f, const struct an_result *b, const struct an_result *a,
+		      const struct df_result *d, unsigned top);
+void diff__print_json(FILE *f, const struct an_result *b, const struct an_result *a,
+		      const struct df_result *d, unsigned top);
+/*
+ * AFTER's gap-time stacks red where they grew, blue where they shrank (a
+ * differential flame graph); cb, ca (may be NULL) name unresolved frames.
+ * Returns 0, or -1 if writing failed.
+ */
+int diff__flame_svg(FILE *out, const struct an_result *b, const struct an_result *a,
+		    struct capture *cb, struct capture *ca);
 
 #endif /* GT_DIFF_H */

@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * dump.c: `gaptrace dump` — every record of a capture as one text line, in
- * file order, with times relative to the capture start (like `perf script`),
- * for checking what the recorder saw.
+ * dump.c: the writer of `gaptrace dump` — every record of a capture as one
+ * text line, in file order, with times relative to the capture start (like
+ * `perf script`), for checking what the recorder saw.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "capture/capture.h"
-#include "cmds.h"
+#include "output/dump.h"
 #include "gaptrace/gaptrace.h"
-#include "support/cli.h"
 #include "support/util.h"
 
 struct dump_sym {
@@ -226,66 +224,12 @@ static int dump_rec(const void *rec, size_t size, void *ctx)
 	return 0;
 }
 
-static void usage(FILE *f)
+void dump__capture(struct capture *c, int64_t tid, bool frames)
 {
-	fprintf(f, "Usage: gaptrace dump FILE [options]\n"
-		   "\n"
-		   "Prints every record, one per line, times in ms from the capture start.\n"
-		   "\n"
-		   "Options:\n"
-		   "  -t, --tid TID    only the records of thread TID\n"
-		   "  -s, --stacks     add the function names of each stack, leaf first\n"
-		   "                   (ustack_dwarf= for stacks unwound from --stacks dwarf\n"
-		   "                   snapshots)\n"
-		   "  -h, --help       this help\n");
-}
-
-const struct option dump_options[] = {
-    {"stacks", no_argument, NULL, 's'},
-    {"tid", required_argument, NULL, 't'},
-    GT_LONGOPT_HELP,
-    {},
-};
-
-int cmd_dump(int argc, char **argv)
-{
-	struct dump_ctx d = {.tid = -1};
+	struct dump_ctx d = {.tid = tid, .frames = frames};
 	struct capture_block b;
-	struct capture *c;
-	char err[512];
 	const char *v;
-	uint64_t tid;
-	int opt, k;
 
-	optind = 1;
-	while ((opt = gt_getopt(argc, argv, dump_options, false)) != -1) {
-		switch (opt) {
-		case 's':
-			d.frames = true;
-			break;
-		case 't':
-			if (gt_parse_uint(optarg, 0, UINT32_MAX, &tid)) {
-				gt_err("bad -t '%s': give a thread id (0 to %u)", optarg,
-				       UINT32_MAX);
-				return GT_EXIT_USAGE;
-			}
-			d.tid = (int64_t)tid;
-			break;
-		default:
-			k = gt_opt_common(opt, "dump", usage);
-			if (k != GT_OPT_NEXT)
-				return k;
-		}
-	}
-	if (optind != argc - 1) {
-		gt_err("give one capture file: gaptrace dump FILE [-t TID]");
-		return GT_EXIT_USAGE;
-	}
-	c = capture__open(argv[optind], err, sizeof(err));
-	if (!c) {
-		gt_err("%s", err);
-		return GT_EXIT_FAIL;
-	}
 	v = capture__header_key(c, CK_START_MONO_NS);
 	d.t0 = v ? strtoull(v, NULL, 10) : 0;
 	if (d.frames) {
@@ -302,14 +246,10 @@ int cmd_dump(int argc, char **argv)
 	}
 	while (capture__next(c, &b) == 1)
 		capture__records(b.type, b.body, b.len, dump_rec, &d);
-	for (size_t i = 0; i < capture__nwarnings(c); i++)
-		gt_warn("%s", capture__warning(c, i));
-	capture__close(c);
 	for (size_t i = 0; i < d.nstacks; i++)
 		free(d.stacks[i].ips);
 	for (size_t i = 0; i < d.nsyms; i++)
 		free(d.syms[i].name);
 	free(d.stacks);
 	free(d.syms);
-	return GT_EXIT_OK;
 }

@@ -210,7 +210,7 @@ static void timeline_data(FILE *f, const struct an_result *r)
 	timeline__free(tl);
 }
 
-static void summary(FILE *f, const struct an_result *r, const struct an_opts *an)
+static void summary(FILE *f, const struct an_result *r)
 {
 	uint64_t busy, span, lost = r->lost_ringbuf + r->lost_map_full;
 	char d1[32], d2[32];
@@ -227,7 +227,7 @@ static void summary(FILE *f, const struct an_result *r, const struct an_opts *an
 	fputs(", units: ", f);
 	gt_xml_puts(f, r->unit_source ? r->unit_source : "none");
 	fprintf(f, " (%llu); gaps are idle time &ge; %s</div>\n", (unsigned long long)r->units,
-		gt_fmt_dur(an->min_gap_ns, d2, sizeof(d2)));
+		gt_fmt_dur(r->opts.min_gap_ns, d2, sizeof(d2)));
 	if (lost)
 		fprintf(f,
 			"<p class=\"warn\">%llu events were lost: time near them shows as "
@@ -413,8 +413,7 @@ static void flame_section(FILE *f, const struct an_result *r, struct capture *ca
 	flame__free(fl);
 }
 
-int html__report(FILE *f, const struct an_result *r, const struct an_opts *an, unsigned top,
-		 struct capture *cap)
+int html__report(FILE *f, const struct an_result *r, unsigned top, struct capture *cap)
 {
 	char d[32];
 
@@ -426,7 +425,7 @@ int html__report(FILE *f, const struct an_result *r, const struct an_opts *an, u
 	fputs("</title>\n", f);
 	fputs(style, f);
 	fputs("</head>\n<body>\n", f);
-	summary(f, r, an);
+	summary(f, r);
 
 	fputs("<h2>GPU timeline</h2>\n", f);
 	if (!r->ndevices) {
@@ -440,7 +439,7 @@ int html__report(FILE *f, const struct an_result *r, const struct an_opts *an, u
 			"<p class=\"mut\">Each gap is coloured by its largest cause; idle time "
 			"shorter than %s is drawn as busy. Wheel to zoom, drag to pan, "
 			"double-click to reset, click a gap to find it below.</p>\n",
-			gt_fmt_dur(an->min_gap_ns, d, sizeof(d)));
+			gt_fmt_dur(r->opts.min_gap_ns, d, sizeof(d)));
 		legend(f);
 		fputs("<canvas id=\"gt-timeline\" height=\"120\"></canvas>\n<div "
 		      "id=\"gt-tip\"></div>\n",

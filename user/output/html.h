@@ -8,17 +8,15 @@
 
 #include <stdio.h>
 
-struct an_opts;
 struct an_result;
 struct capture;
 
 /*
- * Writes the page for r (analysed with an_opts.pieces for the flame graph;
+ * Writes the page for r (analysed with its opts.pieces for the flame graph;
  * without pieces the page says the graph is missing).  top: largest gaps
  * listed.  cap (may be NULL) names unresolved frames by module offset.
  * Returns 0, or -1 if writing failed.
  */
-int html__report(FILE *f, const struct an_result *r, const struct an_opts *an, unsigned top,
-		 struct capture *cap);
+int html__report(FILE *f, const struct an_result *r, unsigned top, struct capture *cap);
 
 #endif /* GT_HTML_H */

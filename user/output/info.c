@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * info.c: `gaptrace info` — what a capture holds (header, blocks, records by
- * type, threads), every lost-event counter, damage found while reading, and
- * the clock check of GPU starts against their launch calls.
+ * info.c: the writers of `gaptrace info` — what a capture holds (header,
+ * blocks, records by type, threads), every lost-event counter, damage found
+ * while reading, and the clock check of GPU starts against their launch calls.
  */
-#include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,63 +11,19 @@
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
-#include "cmds.h"
+#include "capture/count.h"
+#include "output/info.h"
+#include "output/present.h"
 #include "gaptrace/gaptrace.h"
 #include "support/json.h"
-#include "support/cli.h"
 #include "support/term.h"
 #include "support/util.h"
-
-#define NBLOCK_KINDS 10
-/* unwind.end.root to .depth, in enum gt_unw_end order (capture/keys.h) */
-#define UNW_ENDS (CK_UNWIND_END_DEPTH - CK_UNWIND_END_ROOT + 1)
-
-struct info_stats {
-	uint64_t blocks[NBLOCK_KINDS], block_bytes[NBLOCK_KINDS];
-	uint64_t unknown_blocks;
-	uint64_t recs[GT_REC_MAX], unknown_recs;
-	uint64_t gpu_block_recs; /* GPU operations held in GPU_OPS blocks */
-	uint64_t counters_lost_ringbuf, counters_lost_stack, counters_lost_map, counters_gpu_trunc;
-	char stop_reason[32];
-	uint64_t end_ns;
-	/* the uprobes the recorder attached (newer captures say; else absent) */
-	bool have_uprobes;
-	char uprobes[1024];
-	/* --stacks dwarf: the recorder's unwinding counters (present only then) */
-	bool dwarf;
-	uint64_t dwarf_snapshots, dwarf_bytes, dwarf_dropped, dwarf_no_slot, dwarf_unwound,
-	    dwarf_failed, dwarf_used, dwarf_stitched, dwarf_rate_min, dwarf_cpu_ns, dwarf_fpless,
-	    dwarf_fpless_over;
-	/* --stacks cfi: the kernel walks, how they ended (unwind.end.*), the tables */
-	bool unw;
-	uint64_t unw_walks, unw_frames, unw_end[UNW_ENDS], unw_objects, unw_objects_fp, unw_rows,
-	    unw_bytes, unw_max_bytes;
-	char unw_max_object[64];
-};
 
 /* "root" for unwind.end.root, the first of the keys saying how walks ended. */
 static const char *unw_end_name(size_t i)
 {
 	return capture_key__name((enum capture_key)(CK_UNWIND_END_ROOT + i)) +
 	       strlen("unwind.end.");
-}
-
-static int block_slot(uint32_t type)
-{
-	return type == GT_BLK_HEADER ? 0 : (type >= 1 && type <= GT_BLK_INLINES ? (int)type : -1);
-}
-
-static int count_rec(const void *rec, size_t size, void *ctx)
-{
-	struct info_stats *s = ctx;
-	const struct gt_hdr *h = rec;
-
-	if (h->type > 0 && h->type < GT_REC_MAX)
-		s->recs[h->type]++;
-	else
-		s->unknown_recs++;
-	(void)size;
-	return 0;
 }
 
 /* The counter a COUNTERS/END key of the dwarf.* or unwind.* family lands in, or NULL. */
@@ -120,7 +75,7 @@ static uint64_t *family_counter(struct info_stats *s, enum capture_key k)
 	}
 }
 
-static int counters_cb(const char *key, const char *value, void *ctx)
+int info__counter(const char *key, const char *value, void *ctx)
 {
 	struct info_stats *s = ctx;
 	uint64_t v = strtoull(value, NULL, 10), *counter;
@@ -181,22 +136,6 @@ static const char *const rec_names[GT_REC_MAX] = {
     [GT_REC_PEER] = "peer",
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: gaptrace info FILE [options]\n"
-		   "\n"
-		   "Shows what a capture holds: where and how it was recorded, its blocks and\n"
-		   "records, threads, every lost-event counter (ring buffer, stacks, tracking\n"
-		   "map, GPU records), damage found while reading, and the clock check: each\n"
-		   "GPU operation must start after the host call that launched it.\n"
-		   "\n"
-		   "Options:\n"
-		   "  -f, --format text|json  output format (default text)\n"
-		   "  -h, --help              this help\n"
-		   "\n"
-		   "Exit codes: 0 readable (warnings for damage), 1 unreadable, 2 bad usage.\n");
-}
-
 static const char *hdr(const struct capture *c, enum capture_key key)
 {
 	const char *v = capture__header_key(c, key);
@@ -205,346 +144,259 @@ static const char *hdr(const struct capture *c, enum capture_key key)
 	return v ? gt_clean(v) : "?";
 }
 
-const struct option info_options[] = {
-    {"format", required_argument, NULL, 'f'},
-    GT_LONGOPT_HELP,
-    {},
-};
-
-int cmd_info(int argc, char **argv)
+void info__json(FILE *f, struct capture *c, struct info_stats *s, const struct an_result *r)
 {
-	static const char *const formats[] = {"text", "json", NULL};
-	struct info_stats s = {};
-	struct capture *c = NULL;
-	struct an_result *r = NULL;
-	struct capture_block b;
-	struct an_opts ao;
-	bool json = false;
-	char err[512], d1[32], d2[32], d3[32];
+	uint64_t lost = s->counters_lost_ringbuf + s->counters_lost_map;
 	unsigned maj, min;
-	int opt, k, ret = GT_EXIT_FAIL;
-	uint64_t lost;
+	struct json j;
 
-	optind = 1;
-	while ((opt = gt_getopt(argc, argv, info_options, false)) != -1) {
-		switch (opt) {
-		case 'f':
-			k = gt_opt_choice("--format", optarg, formats);
-			if (k < 0)
-				return GT_EXIT_USAGE;
-			json = k == 1;
-			break;
-		default:
-			k = gt_opt_common(opt, "info", usage);
-			if (k != GT_OPT_NEXT)
-				return k;
-		}
-	}
-	if (optind != argc - 1) {
-		gt_err("give one capture file: gaptrace info FILE");
-		return GT_EXIT_USAGE;
-	}
-	c = capture__open(argv[optind], err, sizeof(err));
-	if (!c) {
-		gt_err("%s", err);
-		return GT_EXIT_FAIL;
-	}
-	while (capture__next(c, &b) == 1) {
-		int slot = block_slot(b.type);
-
-		if (slot < 0) {
-			s.unknown_blocks++;
-			capture__note_unknown(c, b.type);
-			continue;
-		}
-		s.blocks[slot]++;
-		s.block_bytes[slot] += b.len;
-		if (b.type == GT_BLK_GPU_OPS) {
-			uint64_t before = s.recs[GT_REC_GPU_OP];
-
-			capture__gpu_ops(b.body, b.len, count_rec, &s);
-			s.gpu_block_recs += s.recs[GT_REC_GPU_OP] - before;
-		} else if (b.type == GT_BLK_EVENTS) {
-			capture__events(b.body, b.len, count_rec, &s);
-		} else if (b.type == GT_BLK_COUNTERS || b.type == GT_BLK_END)
-			capture__kv(b.body, b.len, counters_cb, &s);
-	}
-	capture__rewind(c);
-	an_opts__defaults(&ao);
-	if (analysis__run(c, &ao, &r, err, sizeof(err))) {
-		gt_err("%s", err);
-		goto cleanup;
-	}
 	capture__version(c, &maj, &min);
-	lost = s.counters_lost_ringbuf + s.counters_lost_map;
-
-	if (json) {
-		struct json j;
-
-		json_init(&j, stdout, true);
-		json_obj_begin(&j);
-		json_kstr(&j, "schema", "gaptrace.info/1");
-		json_kstr(&j, "path", capture__path(c));
-		json_ku64(&j, "bytes", capture__size(c));
-		json_ku64(&j, "version", maj);
-		json_ku64(&j, "minor", min);
-		json_kbool(&j, "complete", s.blocks[GT_BLK_END] > 0);
-		json_kbool(&j, "truncated", capture__truncated(c));
-		json_ku64(&j, "crc_errors", capture__crc_errors(c));
-		json_ku64(&j, "unknown_blocks", s.unknown_blocks);
-		json_kstr(&j, "stop_reason", s.stop_reason);
-		json_ku64(&j, "duration_ns", r->duration_ns);
-		/* The source at the end (the header's may have changed while recording). */
-		json_kstr(&j, "gpu_source", r->gpu_source);
-		json_key(&j, "header");
-		json_obj_begin(&j);
-		{
-			/* num: a number, written as one (a reader should not parse it twice). */
-			static const struct {
-				enum capture_key key;
-				bool num;
-			} keys[] = {
-			    {CK_GAPTRACE_VERSION, false},
-			    {CK_HOST, false},
-			    {CK_KERNEL, false},
-			    {CK_ARCH, false},
-			    {CK_CMDLINE, false},
-			    {CK_MODE, false},
-			    {CK_PID, true},
-			    {CK_COMM, false},
-			    {CK_EXE, false},
-			    {CK_START_MONO_NS, true},
-			    {CK_START_REAL_NS, true},
-			    {CK_SCHED_ATTACH, false},
-			    {CK_SAMPLE_PERIOD_NS, true},
-			    {CK_RINGBUF_BYTES, true},
-			    {CK_GPU_SOURCE, false},
-			};
-
-			for (size_t i = 0; i < GT_ARRAY_SIZE(keys); i++) {
-				bool num = keys[i].num;
-				const char *key = capture_key__name(keys[i].key),
-					   *v = capture__header_key(c, keys[i].key);
-				uint64_t n;
-
-				if (v && num && !gt_parse_uint(v, 0, UINT64_MAX, &n))
-					json_ku64(&j, key, n);
-				else if (v)
-					json_kstr(&j, key, v);
-			}
-		}
-		json_obj_end(&j);
-		json_key(&j, "records");
-		json_obj_begin(&j);
-		/* Ring-buffer-only types have no name: they never reach a capture. */
-		for (int i = 1; i < GT_REC_MAX; i++)
-			if (rec_names[i])
-				json_ku64(&j, rec_names[i], s.recs[i]);
-		json_obj_end(&j);
-		/* What the compact GPU blocks cost: the figure issue #14 bounds. */
-		json_key(&j, "gpu_ops_blocks");
-		json_obj_begin(&j);
-		json_ku64(&j, "blocks", s.blocks[GT_BLK_GPU_OPS]);
-		json_ku64(&j, "records", s.gpu_block_recs);
-		json_ku64(&j, "bytes", s.block_bytes[GT_BLK_GPU_OPS]);
-		json_kdouble(&j, "bytes_per_record",
-			     s.gpu_block_recs
-				 ? (double)s.block_bytes[GT_BLK_GPU_OPS] / (double)s.gpu_block_recs
-				 : 0.0);
-		json_obj_end(&j);
-		json_ku64(&j, "lost_events", lost);
-		json_key(&j, "lost");
-		json_obj_begin(&j);
-		json_ku64(&j, "ringbuf", s.counters_lost_ringbuf);
-		json_ku64(&j, "map_full", s.counters_lost_map);
-		json_ku64(&j, "stacks", s.counters_lost_stack);
-		json_ku64(&j, "gpu_records", r->lost_gpu);
-		json_ku64(&j, "gpu_producer_dropped", r->lost_producer);
-		json_obj_end(&j);
-		if (s.have_uprobes) {
-			json_key(&j, "uprobes_attached");
-			json_arr_begin(&j);
-			for (char *save, *p = strtok_r(s.uprobes, ",", &save); p;
-			     p = strtok_r(NULL, ",", &save))
-				json_str(&j, p);
-			json_arr_end(&j);
-		}
-		if (s.dwarf) {
-			json_key(&j, "dwarf");
-			json_obj_begin(&j);
-			json_ku64(&j, "snapshots", s.dwarf_snapshots);
-			json_ku64(&j, "bytes", s.dwarf_bytes);
-			json_ku64(&j, "unwound", s.dwarf_unwound);
-			json_ku64(&j, "failed", s.dwarf_failed);
-			json_ku64(&j, "used", s.dwarf_used);
-			json_ku64(&j, "stitched", s.dwarf_stitched);
-			if (s.dwarf_rate_min)
-				json_ku64(&j, "cfi_rate_min", s.dwarf_rate_min);
-			json_ku64(&j, "dropped", s.dwarf_dropped);
-			json_ku64(&j, "no_slot", s.dwarf_no_slot);
-			json_ku64(&j, "unwind_cpu_ns", s.dwarf_cpu_ns);
-			json_ku64(&j, "fpless_samples", s.dwarf_fpless);
-			json_ku64(&j, "fpless_over_budget", s.dwarf_fpless_over);
-			json_obj_end(&j);
-		}
-		if (s.unw) {
-			json_key(&j, "unwind");
-			json_obj_begin(&j);
-			json_kstr(&j, "unwinder", "cfi");
-			json_ku64(&j, "walks", s.unw_walks);
-			json_ku64(&j, "frames", s.unw_frames);
-			json_key(&j, "ended");
-			json_obj_begin(&j);
-			for (size_t i = 0; i < UNW_ENDS; i++)
-				json_ku64(&j, unw_end_name(i), s.unw_end[i]);
-			json_obj_end(&j);
-			json_ku64(&j, "table_objects", s.unw_objects);
-			json_ku64(&j, "fp_objects", s.unw_objects_fp);
-			json_ku64(&j, "table_rows", s.unw_rows);
-			json_ku64(&j, "table_bytes", s.unw_bytes);
-			json_ku64(&j, "table_max_bytes", s.unw_max_bytes);
-			json_kstr(&j, "table_max_object", s.unw_max_object);
-			json_obj_end(&j);
-		}
-		json_ku64(&j, "threads", r->nthreads);
-		json_ku64(&j, "devices", r->ndevices);
-		json_key(&j, "clock");
-		json_obj_begin(&j);
-		json_ku64(&j, "pairs", r->clock.pairs);
-		json_ku64(&j, "violations", r->clock.violations);
-		json_ki64(&j, "offset_min_ns", r->clock.min_ns);
-		json_ki64(&j, "offset_p50_ns", r->clock.p50_ns);
-		json_ki64(&j, "offset_p99_ns", r->clock.p99_ns);
-		json_obj_end(&j);
-		json_key(&j, "warnings");
-		json_arr_begin(&j);
-		for (size_t i = 0; i < r->nwarnings; i++)
-			json_str(&j, r->warnings[i]);
-		json_arr_end(&j);
-		json_obj_end(&j);
-	} else {
-		static const char *const bnames[NBLOCK_KINDS] = {
-		    "HEADER",	"EVENTS", "STACKS", "SYMBOLS", "MAPPINGS",
-		    "COUNTERS", "PROBES", "END",    "GPU_OPS", "INLINES",
+	json_init(&j, f, true);
+	json_obj_begin(&j);
+	json_kstr(&j, "schema", "gaptrace.info/1");
+	json_kstr(&j, "path", capture__path(c));
+	json_ku64(&j, "bytes", capture__size(c));
+	json_ku64(&j, "version", maj);
+	json_ku64(&j, "minor", min);
+	json_kbool(&j, "complete", s->n.blocks[GT_BLK_END] > 0);
+	json_kbool(&j, "truncated", capture__truncated(c));
+	json_ku64(&j, "crc_errors", capture__crc_errors(c));
+	json_ku64(&j, "unknown_blocks", s->n.unknown_blocks);
+	json_kstr(&j, "stop_reason", s->stop_reason);
+	json_ku64(&j, "duration_ns", r->duration_ns);
+	/* The source at the end (the header's may have changed while recording). */
+	json_kstr(&j, "gpu_source", r->gpu_source);
+	json_key(&j, "header");
+	json_obj_begin(&j);
+	{
+		/* num: a number, written as one (a reader should not parse it twice). */
+		static const struct {
+			enum capture_key key;
+			bool num;
+		} keys[] = {
+		    {CK_GAPTRACE_VERSION, false},
+		    {CK_HOST, false},
+		    {CK_KERNEL, false},
+		    {CK_ARCH, false},
+		    {CK_CMDLINE, false},
+		    {CK_MODE, false},
+		    {CK_PID, true},
+		    {CK_COMM, false},
+		    {CK_EXE, false},
+		    {CK_START_MONO_NS, true},
+		    {CK_START_REAL_NS, true},
+		    {CK_SCHED_ATTACH, false},
+		    {CK_SAMPLE_PERIOD_NS, true},
+		    {CK_RINGBUF_BYTES, true},
+		    {CK_GPU_SOURCE, false},
 		};
-		struct term_redirect tr;
 
-		/* Long lines (the command line, threads, dwarf) fit the terminal. */
-		term__stdout_begin(&tr);
+		for (size_t i = 0; i < GT_ARRAY_SIZE(keys); i++) {
+			bool num = keys[i].num;
+			const char *key = capture_key__name(keys[i].key),
+				   *v = capture__header_key(c, keys[i].key);
+			uint64_t n;
 
-		printf("capture:  %s (%s, format %u.%u, %s)\n", gt_clean(capture__path(c)),
-		       gt_fmt_bytes(capture__size(c), d1, sizeof(d1)), maj, min,
-		       capture__truncated(c) ? "TRUNCATED"
-		       : s.blocks[7]	     ? "complete"
-					     : "no END block: recorder stopped abruptly");
-		printf("recorded: gaptrace %s on %s, %s %s\n", hdr(c, CK_GAPTRACE_VERSION),
-		       hdr(c, CK_HOST), hdr(c, CK_KERNEL), hdr(c, CK_ARCH));
-		printf("target:   pid %s (%s), %s mode%s%s\n", hdr(c, CK_PID), hdr(c, CK_COMM),
-		       hdr(c, CK_MODE), capture__header_key(c, CK_TARGET_CMDLINE) ? ": " : "",
-		       capture__header_key(c, CK_TARGET_CMDLINE) ? hdr(c, CK_TARGET_CMDLINE) : "");
-		printf("command:  %s\n", hdr(c, CK_CMDLINE));
-		printf("duration: %s (stop: %s); scheduler via %s, samples every %s ns, ring "
-		       "buffer %s bytes\n",
-		       gt_fmt_dur(r->duration_ns, d1, sizeof(d1)),
-		       s.stop_reason[0] ? gt_clean(s.stop_reason) : "?", hdr(c, CK_SCHED_ATTACH),
-		       hdr(c, CK_SAMPLE_PERIOD_NS), hdr(c, CK_RINGBUF_BYTES));
-		printf("blocks:  ");
-		for (int i = 0; i < NBLOCK_KINDS; i++)
-			if (s.blocks[i])
-				printf(" %s %llu", bnames[i], (unsigned long long)s.blocks[i]);
-		if (s.unknown_blocks)
-			printf(" unknown %llu (skipped)", (unsigned long long)s.unknown_blocks);
-		printf("\nrecords: ");
-		for (int i = 1; i < GT_REC_MAX; i++)
-			if (s.recs[i] && rec_names[i])
-				printf(" %s %llu", rec_names[i], (unsigned long long)s.recs[i]);
-		if (s.gpu_block_recs)
-			printf("\ngpu ops:  %llu in GPU_OPS blocks, %s (%.1f bytes each)",
-			       (unsigned long long)s.gpu_block_recs,
-			       gt_fmt_bytes(s.block_bytes[GT_BLK_GPU_OPS], d1, sizeof(d1)),
-			       (double)s.block_bytes[GT_BLK_GPU_OPS] / (double)s.gpu_block_recs);
-		printf("\nthreads:  %zu:", r->nthreads);
-		for (size_t i = 0; i < r->nthreads && i < 12; i++)
-			printf(" %s:%u", r->threads[i].comm[0] ? gt_clean(r->threads[i].comm) : "?",
-			       r->threads[i].tid);
-		if (r->nthreads > 12)
-			printf(" ...");
-		printf("\nlost:     %llu events (ring buffer %llu, tracking map full %llu); stacks "
-		       "%llu; GPU records truncated %llu, dropped by producer %llu%s\n",
-		       (unsigned long long)lost, (unsigned long long)s.counters_lost_ringbuf,
-		       (unsigned long long)s.counters_lost_map,
-		       (unsigned long long)s.counters_lost_stack, (unsigned long long)r->lost_gpu,
-		       (unsigned long long)r->lost_producer,
-		       lost ? "  <- raise record --ringbuf-size" : "");
-		if (s.have_uprobes)
-			printf("uprobes:  %s\n",
-			       s.uprobes[0] ? gt_clean(s.uprobes) : "none attached");
-		if (s.dwarf)
-			printf(
-			    "dwarf:    %llu stack snapshots (%s), %llu unwound, %llu failed, %llu "
-			    "used by records (%llu of them samples joined to the fp walk beyond "
-			    "the snapshot); "
-			    "%llu dropped (ring full), %llu without a slot; "
-			    "unwinding took %s of CPU; %llu CPU samples in code without frame "
-			    "pointers (%llu more past --cfi-rate, fp walk)\n",
-			    (unsigned long long)s.dwarf_snapshots,
-			    gt_fmt_bytes(s.dwarf_bytes, d1, sizeof(d1)),
-			    (unsigned long long)s.dwarf_unwound, (unsigned long long)s.dwarf_failed,
-			    (unsigned long long)s.dwarf_used, (unsigned long long)s.dwarf_stitched,
-			    (unsigned long long)s.dwarf_dropped,
-			    (unsigned long long)s.dwarf_no_slot,
-			    gt_fmt_dur(s.dwarf_cpu_ns, d2, sizeof(d2)),
-			    (unsigned long long)s.dwarf_fpless,
-			    (unsigned long long)s.dwarf_fpless_over);
-		if (s.unw)
-			printf(
-			    "unwind:   cfi, in the kernel: %llu user stacks, %.1f%% reached the "
-			    "thread's root (%.1f frames each); ended: %llu in no mapping, %llu no "
-			    "table, %llu no row, %llu unsupported rule, %llu bad read, %llu depth "
-			    "cap; tables: %llu objects (+%llu walked with frame pointers), %llu "
-			    "rows, %s (largest %s, %s)\n",
-			    (unsigned long long)s.unw_walks,
-			    s.unw_walks ? 100.0 * (double)s.unw_end[0] / (double)s.unw_walks : 0.0,
-			    s.unw_walks ? (double)s.unw_frames / (double)s.unw_walks : 0.0,
-			    (unsigned long long)s.unw_end[1], (unsigned long long)s.unw_end[2],
-			    (unsigned long long)s.unw_end[3], (unsigned long long)s.unw_end[4],
-			    (unsigned long long)s.unw_end[5], (unsigned long long)s.unw_end[6],
-			    (unsigned long long)s.unw_objects, (unsigned long long)s.unw_objects_fp,
-			    (unsigned long long)s.unw_rows,
-			    gt_fmt_bytes(s.unw_bytes, d1, sizeof(d1)),
-			    s.unw_max_object[0] ? gt_clean(s.unw_max_object) : "-",
-			    gt_fmt_bytes(s.unw_max_bytes, d2, sizeof(d2)));
-		printf("GPU:      %zu device(s), %llu ops, %zu gaps >= 1 ms; source: %s\n",
-		       r->ndevices, (unsigned long long)(r->ndevices ? r->devices[0].ops : 0),
-		       r->ngaps, gt_clean(r->gpu_source));
-		if (r->clock.pairs)
-			printf(
-			    "clock:    %llu ops matched to launches; launch->start min %s, p50 %s, "
-			    "p99 %s; %llu violations%s\n",
-			    (unsigned long long)r->clock.pairs,
-			    gt_fmt_dur(r->clock.min_ns > 0 ? (uint64_t)r->clock.min_ns : 0, d1,
-				       sizeof(d1)),
-			    gt_fmt_dur(r->clock.p50_ns > 0 ? (uint64_t)r->clock.p50_ns : 0, d2,
-				       sizeof(d2)),
-			    gt_fmt_dur(r->clock.p99_ns > 0 ? (uint64_t)r->clock.p99_ns : 0, d3,
-				       sizeof(d3)),
-			    (unsigned long long)r->clock.violations,
-			    r->clock.violations ? " (GPU clock NOT aligned with CLOCK_MONOTONIC)"
-						: " (aligned)");
-		else if (r->host_view)
-			printf("clock:    none to check (host-side view: no GPU timestamps)\n");
-		else
-			printf("clock:    no GPU op could be matched to a launch call\n");
-		for (size_t i = 0; i < r->nwarnings; i++)
-			printf("warning:  %s\n", gt_clean(r->warnings[i]));
-		if (term__stdout_end(&tr))
-			goto cleanup;
+			if (v && num && !gt_parse_uint(v, 0, UINT64_MAX, &n))
+				json_ku64(&j, key, n);
+			else if (v)
+				json_kstr(&j, key, v);
+		}
 	}
-	for (size_t i = 0; i < capture__nwarnings(c); i++)
-		gt_warn("%s", capture__warning(c, i));
-	ret = GT_EXIT_OK;
-cleanup:
-	an_result__free(r);
-	capture__close(c);
-	return ret;
+	json_obj_end(&j);
+	json_key(&j, "records");
+	json_obj_begin(&j);
+	/* Ring-buffer-only types have no name: they never reach a capture. */
+	for (int i = 1; i < GT_REC_MAX; i++)
+		if (rec_names[i])
+			json_ku64(&j, rec_names[i], s->n.recs[i]);
+	json_obj_end(&j);
+	/* What the compact GPU blocks cost: the figure issue #14 bounds-> */
+	json_key(&j, "gpu_ops_blocks");
+	json_obj_begin(&j);
+	json_ku64(&j, "blocks", s->n.blocks[GT_BLK_GPU_OPS]);
+	json_ku64(&j, "records", s->n.gpu_block_recs);
+	json_ku64(&j, "bytes", s->n.block_bytes[GT_BLK_GPU_OPS]);
+	json_kdouble(&j, "bytes_per_record",
+		     s->n.gpu_block_recs
+			 ? (double)s->n.block_bytes[GT_BLK_GPU_OPS] / (double)s->n.gpu_block_recs
+			 : 0.0);
+	json_obj_end(&j);
+	json_ku64(&j, "lost_events", lost);
+	json_key(&j, "lost");
+	json_obj_begin(&j);
+	json_ku64(&j, "ringbuf", s->counters_lost_ringbuf);
+	json_ku64(&j, "map_full", s->counters_lost_map);
+	json_ku64(&j, "stacks", s->counters_lost_stack);
+	json_ku64(&j, "gpu_records", r->lost_gpu);
+	json_ku64(&j, "gpu_producer_dropped", r->lost_producer);
+	json_obj_end(&j);
+	if (s->have_uprobes) {
+		json_key(&j, "uprobes_attached");
+		json_arr_begin(&j);
+		for (char *save, *p = strtok_r(s->uprobes, ",", &save); p;
+		     p = strtok_r(NULL, ",", &save))
+			json_str(&j, p);
+		json_arr_end(&j);
+	}
+	if (s->dwarf) {
+		json_key(&j, "dwarf");
+		json_obj_begin(&j);
+		json_ku64(&j, "snapshots", s->dwarf_snapshots);
+		json_ku64(&j, "bytes", s->dwarf_bytes);
+		json_ku64(&j, "unwound", s->dwarf_unwound);
+		json_ku64(&j, "failed", s->dwarf_failed);
+		json_ku64(&j, "used", s->dwarf_used);
+		json_ku64(&j, "stitched", s->dwarf_stitched);
+		if (s->dwarf_rate_min)
+			json_ku64(&j, "cfi_rate_min", s->dwarf_rate_min);
+		json_ku64(&j, "dropped", s->dwarf_dropped);
+		json_ku64(&j, "no_slot", s->dwarf_no_slot);
+		json_ku64(&j, "unwind_cpu_ns", s->dwarf_cpu_ns);
+		json_ku64(&j, "fpless_samples", s->dwarf_fpless);
+		json_ku64(&j, "fpless_over_budget", s->dwarf_fpless_over);
+		json_obj_end(&j);
+	}
+	if (s->unw) {
+		json_key(&j, "unwind");
+		json_obj_begin(&j);
+		json_kstr(&j, "unwinder", "cfi");
+		json_ku64(&j, "walks", s->unw_walks);
+		json_ku64(&j, "frames", s->unw_frames);
+		json_key(&j, "ended");
+		json_obj_begin(&j);
+		for (size_t i = 0; i < UNW_ENDS; i++)
+			json_ku64(&j, unw_end_name(i), s->unw_end[i]);
+		json_obj_end(&j);
+		json_ku64(&j, "table_objects", s->unw_objects);
+		json_ku64(&j, "fp_objects", s->unw_objects_fp);
+		json_ku64(&j, "table_rows", s->unw_rows);
+		json_ku64(&j, "table_bytes", s->unw_bytes);
+		json_ku64(&j, "table_max_bytes", s->unw_max_bytes);
+		json_kstr(&j, "table_max_object", s->unw_max_object);
+		json_obj_end(&j);
+	}
+	json_ku64(&j, "threads", r->nthreads);
+	json_ku64(&j, "devices", r->ndevices);
+	present__json_clock(&j, r);
+	json_key(&j, "warnings");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		json_str(&j, r->warnings[i]);
+	json_arr_end(&j);
+	json_obj_end(&j);
+}
+
+int info__text(struct capture *c, struct info_stats *s, const struct an_result *r)
+{
+	uint64_t lost = s->counters_lost_ringbuf + s->counters_lost_map;
+	char d1[32], d2[32], d3[32];
+	unsigned maj, min;
+	static const char *const bnames[CAPTURE_BLOCK_KINDS] = {
+	    "HEADER",	"EVENTS", "STACKS", "SYMBOLS", "MAPPINGS",
+	    "COUNTERS", "PROBES", "END",    "GPU_OPS", "INLINES",
+	};
+	struct term_redirect tr;
+
+	capture__version(c, &maj, &min);
+	/* Long lines (the command line, threads, dwarf) fit the terminal. */
+	term__stdout_begin(&tr);
+
+	printf("capture:  %s (%s, format %u.%u, %s)\n", gt_clean(capture__path(c)),
+	       gt_fmt_bytes(capture__size(c), d1, sizeof(d1)), maj, min,
+	       capture__truncated(c) ? "TRUNCATED"
+	       : s->n.blocks[7]	     ? "complete"
+				     : "no END block: recorder stopped abruptly");
+	printf("recorded: gaptrace %s on %s, %s %s\n", hdr(c, CK_GAPTRACE_VERSION), hdr(c, CK_HOST),
+	       hdr(c, CK_KERNEL), hdr(c, CK_ARCH));
+	printf("target:   pid %s (%s), %s mode%s%s\n", hdr(c, CK_PID), hdr(c, CK_COMM),
+	       hdr(c, CK_MODE), capture__header_key(c, CK_TARGET_CMDLINE) ? ": " : "",
+	       capture__header_key(c, CK_TARGET_CMDLINE) ? hdr(c, CK_TARGET_CMDLINE) : "");
+	printf("command:  %s\n", hdr(c, CK_CMDLINE));
+	printf("duration: %s (stop: %s); scheduler via %s, samples every %s ns, ring "
+	       "buffer %s bytes\n",
+	       gt_fmt_dur(r->duration_ns, d1, sizeof(d1)),
+	       s->stop_reason[0] ? gt_clean(s->stop_reason) : "?", hdr(c, CK_SCHED_ATTACH),
+	       hdr(c, CK_SAMPLE_PERIOD_NS), hdr(c, CK_RINGBUF_BYTES));
+	printf("blocks:  ");
+	for (int i = 0; i < CAPTURE_BLOCK_KINDS; i++)
+		if (s->n.blocks[i])
+			printf(" %s %llu", bnames[i], (unsigned long long)s->n.blocks[i]);
+	if (s->n.unknown_blocks)
+		printf(" unknown %llu (skipped)", (unsigned long long)s->n.unknown_blocks);
+	printf("\nrecords: ");
+	for (int i = 1; i < GT_REC_MAX; i++)
+		if (s->n.recs[i] && rec_names[i])
+			printf(" %s %llu", rec_names[i], (unsigned long long)s->n.recs[i]);
+	if (s->n.gpu_block_recs)
+		printf("\ngpu ops:  %llu in GPU_OPS blocks, %s (%.1f bytes each)",
+		       (unsigned long long)s->n.gpu_block_recs,
+		       gt_fmt_bytes(s->n.block_bytes[GT_BLK_GPU_OPS], d1, sizeof(d1)),
+		       (double)s->n.block_bytes[GT_BLK_GPU_OPS] / (double)s->n.gpu_block_recs);
+	printf("\nthreads:  %zu:", r->nthreads);
+	for (size_t i = 0; i < r->nthreads && i < 12; i++)
+		printf(" %s:%u", r->threads[i].comm[0] ? gt_clean(r->threads[i].comm) : "?",
+		       r->threads[i].tid);
+	if (r->nthreads > 12)
+		printf(" ...");
+	printf("\nlost:     %llu events (ring buffer %llu, tracking map full %llu); stacks "
+	       "%llu; GPU records truncated %llu, dropped by producer %llu%s\n",
+	       (unsigned long long)lost, (unsigned long long)s->counters_lost_ringbuf,
+	       (unsigned long long)s->counters_lost_map, (unsigned long long)s->counters_lost_stack,
+	       (unsigned long long)r->lost_gpu, (unsigned long long)r->lost_producer,
+	       lost ? "  <- raise record --ringbuf-size" : "");
+	if (s->have_uprobes)
+		printf("uprobes:  %s\n", s->uprobes[0] ? gt_clean(s->uprobes) : "none attached");
+	if (s->dwarf)
+		printf("dwarf:    %llu stack snapshots (%s), %llu unwound, %llu failed, %llu "
+		       "used by records (%llu of them samples joined to the fp walk beyond "
+		       "the snapshot); "
+		       "%llu dropped (ring full), %llu without a slot; "
+		       "unwinding took %s of CPU; %llu CPU samples in code without frame "
+		       "pointers (%llu more past --cfi-rate, fp walk)\n",
+		       (unsigned long long)s->dwarf_snapshots,
+		       gt_fmt_bytes(s->dwarf_bytes, d1, sizeof(d1)),
+		       (unsigned long long)s->dwarf_unwound, (unsigned long long)s->dwarf_failed,
+		       (unsigned long long)s->dwarf_used, (unsigned long long)s->dwarf_stitched,
+		       (unsigned long long)s->dwarf_dropped, (unsigned long long)s->dwarf_no_slot,
+		       gt_fmt_dur(s->dwarf_cpu_ns, d2, sizeof(d2)),
+		       (unsigned long long)s->dwarf_fpless,
+		       (unsigned long long)s->dwarf_fpless_over);
+	if (s->unw)
+		printf("unwind:   cfi, in the kernel: %llu user stacks, %.1f%% reached the "
+		       "thread's root (%.1f frames each); ended: %llu in no mapping, %llu no "
+		       "table, %llu no row, %llu unsupported rule, %llu bad read, %llu depth "
+		       "cap; tables: %llu objects (+%llu walked with frame pointers), %llu "
+		       "rows, %s (largest %s, %s)\n",
+		       (unsigned long long)s->unw_walks,
+		       s->unw_walks ? 100.0 * (double)s->unw_end[0] / (double)s->unw_walks : 0.0,
+		       s->unw_walks ? (double)s->unw_frames / (double)s->unw_walks : 0.0,
+		       (unsigned long long)s->unw_end[1], (unsigned long long)s->unw_end[2],
+		       (unsigned long long)s->unw_end[3], (unsigned long long)s->unw_end[4],
+		       (unsigned long long)s->unw_end[5], (unsigned long long)s->unw_end[6],
+		       (unsigned long long)s->unw_objects, (unsigned long long)s->unw_objects_fp,
+		       (unsigned long long)s->unw_rows, gt_fmt_bytes(s->unw_bytes, d1, sizeof(d1)),
+		       s->unw_max_object[0] ? gt_clean(s->unw_max_object) : "-",
+		       gt_fmt_bytes(s->unw_max_bytes, d2, sizeof(d2)));
+	printf("GPU:      %zu device(s), %llu ops, %zu gaps >= 1 ms; source: %s\n", r->ndevices,
+	       (unsigned long long)(r->ndevices ? r->devices[0].ops : 0), r->ngaps,
+	       gt_clean(r->gpu_source));
+	if (r->clock.pairs)
+		printf(
+		    "clock:    %llu ops matched to launches; launch->start min %s, p50 %s, "
+		    "p99 %s; %llu violations%s\n",
+		    (unsigned long long)r->clock.pairs,
+		    gt_fmt_dur(r->clock.min_ns > 0 ? (uint64_t)r->clock.min_ns : 0, d1, sizeof(d1)),
+		    gt_fmt_dur(r->clock.p50_ns > 0 ? (uint64_t)r->clock.p50_ns : 0, d2, sizeof(d2)),
+		    gt_fmt_dur(r->clock.p99_ns > 0 ? (uint64_t)r->clock.p99_ns : 0, d3, sizeof(d3)),
+		    (unsigned long long)r->clock.violations,
+		    r->clock.violations ? " (GPU clock NOT aligned with CLOCK_MONOTONIC)"
+					: " (aligned)");
+	else if (r->host_view)
+		printf("clock:    none to check (host-side view: no GPU timestamps)\n");
+	else
+		printf("clock:    no GPU op could be matched to a launch call\n");
+	for (size_t i = 0; i < r->nwarnings; i++)
+		printf("warning:  %s\n", gt_clean(r->warnings[i]));
+	return term__stdout_end(&tr) ? -1 : 0;
 }

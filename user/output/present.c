@@ -116,3 +116,17 @@ void present__gpu_busy(const struct an_result *r, uint64_t *busy, uint64_t *span
 		*span += r->devices[i].span_ns;
 	}
 }
+
+void present__json_clock(struct json *j, const struct an_result *r)
+{
+	json_key(j, "clock");
+	json_obj_begin(j);
+	json_ku64(j, "pairs", r->clock.pairs);
+	json_kbool(j, "host_view", r->host_view);
+	json_ku64(j, "violations", r->clock.violations);
+	json_ki64(j, "offset_min_ns", r->clock.min_ns);
+	json_ki64(j, "offset_p50_ns", r->clock.p50_ns);
+	json_ki64(j, "offset_p99_ns", r->clock.p99_ns);
+	json_ki64(j, "offset_max_ns", r->clock.max_ns);
+	json_obj_end(j);
+}

@@ -58,4 +58,10 @@ void present__json_untraced(struct json *j, const struct an_hop *h);
 /* Busy and span time summed over the result's GPUs. */
 void present__gpu_busy(const struct an_result *r, uint64_t *busy, uint64_t *span);
 
+/*
+ * The "clock" object (GPU start minus its launch call, over the matched
+ * ops) of report and info JSON: one shape for both.
+ */
+void present__json_clock(struct json *j, const struct an_result *r);
+
 #endif /* GT_PRESENT_H */

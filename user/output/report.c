@@ -1,36 +1,23 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * report.c: `gaptrace report` — the gap report as a table for people
+ * report.c: the report's writers — the gap report as a table for people
  * (text), a stable machine interface (json, schema gaptrace.report/1) or one
  * row per gap (csv).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
-#include "cmds.h"
 #include "symbols/demangle.h"
 #include "output/flame.h"
-#include "output/html.h"
-#include "output/cmdopts.h"
+#include "output/report.h"
 #include "output/present.h"
 #include "support/json.h"
 #include "support/term.h"
 #include "support/util.h"
-
-struct report_opts {
-	const char *path;
-	const char *format;
-	unsigned top;
-	struct an_opts an;
-	/* How the text is shown (cmdopts__run decides for the output). */
-	bool color, ascii;
-	unsigned width; /* 0: no limit */
-};
 
 /* A share as a bar of width cells: eighths of a cell in UTF-8, whole '#' cells in ASCII. */
 static void bar(FILE *f, double frac, int width, bool ascii)
@@ -231,7 +218,7 @@ static void print_chains(FILE *f, const struct an_result *r)
 	free(cs);
 }
 
-static void report_text(FILE *f, const struct an_result *r, const struct report_opts *o)
+void report__text(FILE *f, const struct an_result *r, const struct report_opts *o)
 {
 	const struct an_gap **sorted;
 	char d1[32], d2[32], d3[32], b[512];
@@ -247,7 +234,7 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 		(unsigned long long)r->units);
 	fprintf(f, "  lost events: %llu%s; gaps are idle time >= %s between GPU operations\n",
 		(unsigned long long)lost, lost ? " (time near them is shown as unknown)" : "",
-		gt_fmt_dur(o->an.min_gap_ns, d2, sizeof(d2)));
+		gt_fmt_dur(r->opts.min_gap_ns, d2, sizeof(d2)));
 	if (r->unw_walks)
 		fprintf(
 		    f,
@@ -304,7 +291,7 @@ static void report_text(FILE *f, const struct an_result *r, const struct report_
 
 	if (!r->ngaps) {
 		fprintf(f, "No gaps of at least %s.\n",
-			gt_fmt_dur(o->an.min_gap_ns, d1, sizeof(d1)));
+			gt_fmt_dur(r->opts.min_gap_ns, d1, sizeof(d1)));
 	} else {
 		size_t n = r->ngaps < o->top ? r->ngaps : o->top;
 
@@ -368,7 +355,7 @@ static void json_cats(struct json *j, const char *key, const uint64_t *by_cat)
 	json_obj_end(j);
 }
 
-static void report_json(FILE *f, const struct an_result *r, const struct report_opts *o)
+void report__json(FILE *f, const struct an_result *r, const struct report_opts *o)
 {
 	struct flame *stacks = flame__new(); /* reused for each gap's top_stacks */
 	struct json j;
@@ -412,9 +399,9 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 
 	json_key(&j, "options");
 	json_obj_begin(&j);
-	json_ku64(&j, "min_gap_ns", o->an.min_gap_ns);
-	json_ku64(&j, "burst_gap_ns", o->an.burst_gap_ns);
-	json_ku64(&j, "max_chain_depth", o->an.max_depth);
+	json_ku64(&j, "min_gap_ns", r->opts.min_gap_ns);
+	json_ku64(&j, "burst_gap_ns", r->opts.burst_gap_ns);
+	json_ku64(&j, "max_chain_depth", r->opts.max_depth);
 	json_obj_end(&j);
 
 	json_key(&j, "units");
@@ -459,16 +446,7 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 	json_obj_end(&j);
 	json_obj_end(&j);
 
-	json_key(&j, "clock");
-	json_obj_begin(&j);
-	json_ku64(&j, "pairs", r->clock.pairs);
-	json_kbool(&j, "host_view", r->host_view);
-	json_ku64(&j, "violations", r->clock.violations);
-	json_ki64(&j, "offset_min_ns", r->clock.min_ns);
-	json_ki64(&j, "offset_p50_ns", r->clock.p50_ns);
-	json_ki64(&j, "offset_p99_ns", r->clock.p99_ns);
-	json_ki64(&j, "offset_max_ns", r->clock.max_ns);
-	json_obj_end(&j);
+	present__json_clock(&j, r);
 
 	json_key(&j, "gaps");
 	json_arr_begin(&j);
@@ -576,7 +554,7 @@ static void csv_field(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void report_csv(FILE *f, const struct an_result *r)
+void report__csv(FILE *f, const struct an_result *r)
 {
 	fputs("index,device,start_ns,end_ns,duration_ns,kind,unit_before,unit_after,thread,"
 	      "thread_name,launch_ns",
@@ -602,102 +580,4 @@ static void report_csv(FILE *f, const struct an_result *r)
 			fprintf(f, ",%llu", (unsigned long long)g->by_cat[c]);
 		fputc('\n', f);
 	}
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: gaptrace report FILE [options]\n"
-		   "\n"
-		   "Finds every GPU idle gap in a capture and splits it into the time its\n"
-		   "critical thread (the one that launched the work ending the gap) spent:\n"
-		   "  scheduler  runnable but waiting for a CPU (run queue, preemption)\n"
-		   "  lock       blocked on a mutex/rwlock (futex on a contended lock)\n"
-		   "  allocator  in malloc/free/malloc_trim, mmap/munmap/madvise/brk, page\n"
-		   "             faults, CUDA host/device alloc and free\n"
-		   "  wait       blocked on a hand-off (condvar, channel, epoll) whose waker\n"
-		   "             could not be followed further\n"
-		   "  io         blocked in or running file/socket I/O\n"
-		   "  sleep      voluntary timed sleep\n"
-		   "  cuda       in CUDA API calls (sync, launch) and launch latency\n"
-		   "  cpu        other on-CPU work of the application\n"
-		   "  unknown    time the data cannot explain (lost events, untraced thread)\n"
-		   "Hand-off waits are followed to the thread that woke the waiter (the\n"
-		   "critical path), so a worker waiting on a producer stuck in malloc_trim\n"
-		   "counts as allocator time.  Each gap's categories sum to its length.\n"
-		   "\n"
-		   "Options:\n"
-		   "  -f, --format text|json|csv|html\n"
-		   "                              output format (default text; json follows\n"
-		   "                              schema gaptrace.report/1, see docs/; html is\n"
-		   "                              one offline page: GPU timeline, tables and\n"
-		   "                              the flame graph)\n"
-		   "  -n, --top N                 largest gaps listed in text (default 10)\n"
-		   "  -o, --output FILE           write to FILE instead of stdout ('-': stdout)\n");
-	cmdopts__help(f, 30);
-	fprintf(f, "\n"
-		   "Text is wrapped to $COLUMNS or the terminal's width (full lines into a\n"
-		   "pipe or a file), coloured per --color, and ASCII when the locale's\n"
-		   "character set is not UTF-8.\n"
-		   "Exit codes: 0 ok (also for a truncated capture, with a warning), 1 the\n"
-		   "file cannot be read, 2 bad usage.\n");
-}
-
-static int report_write(struct cmd_job *job, FILE *out)
-{
-	struct report_opts *o = job->ctx;
-
-	o->color = job->color;
-	o->ascii = job->ascii;
-	o->width = job->width;
-	if (!strcmp(o->format, "json"))
-		report_json(out, job->res[0], o);
-	else if (!strcmp(o->format, "csv"))
-		report_csv(out, job->res[0]);
-	else if (!strcmp(o->format, "html"))
-		html__report(out, job->res[0], &o->an, o->top, job->cap[0]);
-	else
-		report_text(out, job->res[0], o);
-	return 0;
-}
-
-const struct option report_options[] = {
-    {"format", required_argument, NULL, 'f'},
-    {"top", required_argument, NULL, 'n'},
-    CMDOPTS_LONGOPTS,
-    {},
-};
-
-int cmd_report(int argc, char **argv)
-{
-	static const char *const formats[] = {"text", "json", "csv", "html", NULL};
-	struct report_opts o = {.format = "text", .top = 10};
-	struct cmd_job job = {
-	    .an = &o.an, .formats = formats, .format = &o.format, .write = report_write, .ctx = &o};
-	int c, ret;
-
-	an_opts__defaults(&o.an);
-	o.an.pieces = true; /* top stacks */
-	optind = 1;
-	while ((c = gt_getopt(argc, argv, report_options, false)) != -1) {
-		switch (c) {
-		case 'n':
-			if (cmdopts__top(optarg, "gaps", &o.top))
-				return GT_EXIT_USAGE;
-			break;
-		default:
-			ret = cmdopts__option(c, "report", usage, &job, &o.an);
-			if (ret != GT_OPT_NEXT)
-				return ret;
-		}
-	}
-	o.path = cmdopts__one_capture(argc, argv, "report");
-	if (!o.path)
-		return GT_EXIT_USAGE;
-	/* The page embeds the flame graph, which is built from the pieces. */
-	if (!strcmp(o.format, "html"))
-		o.an.pieces = true;
-	job.paths[0] = o.path;
-	job.text = !strcmp(o.format, "text");
-	ret = cmdopts__run(&job);
-	return ret;
 }

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * doctor.c: `gaptrace doctor` — checks that this host can record (privileges,
- * BTF, tracepoints, ring buffer, uprobes, sampling, kernel symbols, the BPF
- * programs themselves, debug symbols of libc and libstdc++; the GPU side in
- * doctor_gpu.c) and says how to fix what is missing, as text or JSON.
+ * doctor.c: the checks of `gaptrace doctor`: whether this host can record
+ * (privileges, BTF, tracepoints, ring buffer, uprobes, sampling, kernel
+ * symbols, the BPF programs themselves, debug symbols of libc and
+ * libstdc++; the GPU side in doctor_gpu.c), with how to fix what is missing,
+ * as text or JSON.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -19,12 +19,11 @@
 
 #include <bpf/libbpf.h>
 
-#include "cmds.h"
 #include "gaptrace.skel.h"
 #include "record/attach.h"
+#include "record/doctor.h"
 #include "record/doctor_priv.h"
 #include "record/sysprobe.h"
-#include "support/cli.h"
 #include "support/safeopen.h"
 #include "support/json.h"
 #include "support/util.h"
@@ -265,51 +264,12 @@ static void check_debug_symbols(void)
 	}
 }
 
-static void usage(FILE *f)
+int doctor__run(bool json)
 {
-	fprintf(f, "Usage: gaptrace doctor [options]\n\n"
-		   "Checks whether this host can run 'gaptrace record' (kernel, privileges) and\n"
-		   "see GPU activity (the CUPTI library and libcupti, libcuda, ptrace for live\n"
-		   "injection), and says how to fix what is missing.\n\n"
-		   "Options:\n"
-		   "  -f, --format text|json  output format (json: schema gaptrace.doctor/1)\n");
-	gt_help_opt(f, 19, GT_HELP_VERBOSE);
-	gt_help_opt(f, 19, GT_HELP_HELP);
-	fprintf(f, "\nExit codes: 0 when recording will work, 1 otherwise, 2 bad usage.\n");
-}
-
-const struct option doctor_options[] = {
-    {"format", required_argument, NULL, 'f'},
-    GT_LONGOPT_VERBOSE,
-    GT_LONGOPT_HELP,
-    {},
-};
-
-int cmd_doctor(int argc, char **argv)
-{
-	static const char *const formats[] = {"text", "json", NULL};
 	char msg[256], err[256];
 	struct utsname u;
-	bool priv, tracefs, json = false;
-	int c, k;
+	bool priv, tracefs;
 
-	optind = 1;
-	while ((c = gt_getopt(argc, argv, doctor_options, false)) != -1) {
-		if (c == 'f') {
-			k = gt_opt_choice("--format", optarg, formats);
-			if (k < 0)
-				return GT_EXIT_USAGE;
-			json = k == 1;
-			continue;
-		}
-		k = gt_opt_common(c, "doctor", usage);
-		if (k != GT_OPT_NEXT)
-			return k;
-	}
-	if (optind < argc) {
-		gt_err("doctor takes no arguments; see 'gaptrace doctor --help'");
-		return GT_EXIT_USAGE;
-	}
 	gt_libbpf_logging();
 	uname(&u);
 

@@ -22,7 +22,7 @@
 
 #include "record/attach.h"
 #include "capture/capture.h"
-#include "cmds.h"
+#include "record/record.h"
 #include "gaptrace/gaptrace.h"
 #include "gaptrace.skel.h"
 #include "record/gpu.h"
@@ -59,7 +59,7 @@ static void on_signal(int sig)
 #define RB_SLICE_OVER (-EOVERFLOW)
 #define RB_SLICE_NS   (50 * NSEC_PER_MSEC)
 
-static int rb_drain(struct recorder *r, int timeout_ms)
+int record__rb_drain(struct recorder *r, int timeout_ms)
 {
 	int err;
 
@@ -75,7 +75,7 @@ void record__drain_all(struct recorder *r)
 {
 	do
 		r->rb_behind = false;
-	while (rb_drain(r, -1) >= 0 && r->rb_behind);
+	while (record__rb_drain(r, -1) >= 0 && r->rb_behind);
 }
 
 /* The sink's view of the symbolizer and the rescan. */
@@ -201,7 +201,7 @@ static int attach_sched(struct recorder *r)
 	return 0;
 }
 
-static void detach_sched(struct recorder *r)
+void record__detach_sched(struct recorder *r)
 {
 	struct sched_prog p[MAX_SCHED_PROGS];
 	size_t n = sched_progs(r->skel, p);
@@ -271,7 +271,7 @@ int record__run(struct recorder *r)
 		if (r->rb_behind)
 			timeout_ms = 0; /* the last round was cut short: more is waiting */
 		r->rb_behind = false;
-		err = rb_drain(r, timeout_ms);
+		err = record__rb_drain(r, timeout_ms);
 
 		/*
 		 * Records sent without a wakeup are not announced to epoll: take
@@ -279,7 +279,7 @@ int record__run(struct recorder *r)
 		 * unwound, while the process lives) within ~100 ms.
 		 */
 		if (err >= 0)
-			err = r->rb_behind ? 0 : rb_drain(r, -1);
+			err = r->rb_behind ? 0 : record__rb_drain(r, -1);
 		if (err < 0 && err != -EINTR) {
 			gt_err("reading the ring buffer failed: %s", strerror(-err));
 			return err;
@@ -350,23 +350,6 @@ int record__run(struct recorder *r)
 	}
 }
 
-/*
- * CUPTI hands over activity records in buffers, up to about a second after
- * the kernels ran: keep the USDT probes a little longer after the CPU side
- * stopped, so the last gaps are closed by real GPU records.  The analysis
- * ignores GPU work that started after end_ns.
- */
-#define GPU_GRACE_NS (1200 * NSEC_PER_MSEC)
-
-static void gpu_grace(struct recorder *r)
-{
-	uint64_t t0 = gt_now_mono_ns();
-
-	while (gt_now_mono_ns() - t0 < GPU_GRACE_NS && !record__target_exited(r))
-		if (rb_drain(r, 50) < 0 && errno != EINTR)
-			break;
-}
-
 /* Low bits of a BPF stack id that name the CPU and slot that made it (bpf/gaptrace.bpf.c). */
 static uint32_t stack_id_shift(void)
 {
@@ -424,11 +407,12 @@ static int setup_bpf(struct recorder *r)
 }
 
 /*
- * Everything before the run loop: checks, the BPF side, the capture's
- * first blocks, the attach (or the launch) and the reader's nice.  0, or
- * -1 after a one-line error; record__cleanup frees what was made either way.
+ * Open: the checks, the target (pid resolved or command launched, held
+ * before exec), the BPF side loaded, the capture's first blocks, the ring
+ * buffer.  0, or -1 after a one-line error; record__free frees what was
+ * made either way.
  */
-int record__start(struct recorder *r, int argc, char **argv)
+int record__open(struct recorder *r, int argc, char **argv)
 {
 	struct record_opts *o = r->o;
 	struct capture_buf kv = {}, probes = {};
@@ -599,6 +583,23 @@ int record__start(struct recorder *r, int argc, char **argv)
 		gt_err("cannot open the ring buffer: %s", strerror(errno));
 		goto out;
 	}
+	ret = 0;
+out:
+	capture_buf__free(&kv);
+	capture_buf__free(&probes);
+	return ret;
+}
+
+/*
+ * Attach: the scheduler tracepoints first, then probes, followed children,
+ * samplers and unwinding tables; the launched command let go; the reader
+ * back to the operator's nice.  0, or -1 after a one-line error.
+ */
+int record__attach(struct recorder *r)
+{
+	struct record_opts *o = r->o;
+	int ret = -1, e;
+
 	/*
 	 * Kernel symbols now, not at the first kernel stack: reading kallsyms
 	 * (120k lines) took 140 ms on a loaded machine inside the first drain
@@ -675,117 +676,11 @@ int record__start(struct recorder *r, int argc, char **argv)
 		r->nice = getpriority(PRIO_PROCESS, 0);
 	ret = 0;
 out:
-	capture_buf__free(&kv);
-	capture_buf__free(&probes);
 	return ret;
 }
 
-/*
- * The stop after the run loop (e its result): detach, drain, close the
- * intervals still open, write the last blocks and say what was written.
- * Returns the command's exit code (record__exit_code: a launched command's).
- */
-int record__finish(struct recorder *r, int e)
+/* record__open then record__attach (the monitor's recorder, record_seg.c). */
+int record__start(struct recorder *r, int argc, char **argv)
 {
-	struct record_opts *o = r->o;
-	int ret;
-
-	r->end_ns = gt_now_mono_ns();
-	if (o->cmd && !r->target_gone)
-		attacher__scan(r->att, r->pid);
-	if (!o->cmd && !r->target_gone)
-		record__emit_mappings(r, r->pid);
-	if (!o->cmd)
-		record__follow_emit_mappings(r);
-	/* Stop new events, then drain what is left and close open intervals. */
-	detach_sched(r);
-	/* Launch mode: a target that never initialised CUDA never loaded the library. */
-	if (o->gpu.injected && !o->gpu.uprobes && o->cmd && !gpu_cupti_loaded(&o->gpu, r->pid))
-		snprintf(o->gpu.source, sizeof(o->gpu.source),
-			 "usdt (CUPTI library offered, never loaded: no CUDA in the target)");
-	else if (o->gpu.injected && !r->target_gone)
-		gpu_grace(r);
-	/* The links close while the rest of the capture is written; joined at the end. */
-	attacher__detach(r->att);
-	record__drain_all(r);
-	record__drain_open_intervals(r);
-	record__poll_stats(r, r->end_ns);
-	if (o->cmd && r->target_gone)
-		record__emit_threads(r, r->pid);
-	record_sink__finish(&r->sink);
-	flush_all(r);
-	record__write_counters(r, GT_BLK_COUNTERS);
-	record__write_counters(r, GT_BLK_END);
-	if (r->progress)
-		record__progress(r, r->end_ns, true);
-	e = e ? e : r->sink.write_err;
-	if (capture_writer__close(r->w) && !e) {
-		gt_err("cannot finish writing %s: %s", o->output, strerror(errno));
-		e = -EIO;
-	}
-	r->w = NULL;
-	if (r->fpa)
-		fp_audit__report(r->fpa, offsetof(struct gt_ustack, data) + 8192);
-	ret = record__summary(r, e);
-	/* Waits for the links still closing (13 s for a big target's uprobes). */
-	{
-		size_t closed, total;
-		bool pending = attacher__detach_pending(r->att, &closed, &total);
-
-		while (total) {
-			record__step(r, true, "detaching: %zu of %zu probe links closed", closed,
-				     total);
-			if (!pending)
-				break;
-			usleep(250 * 1000);
-			pending = attacher__detach_pending(r->att, &closed, &total);
-		}
-	}
-	record__step_done(r);
-	attacher__free(r->att);
-	r->att = NULL;
-	record__report_cpu(r);
-	return ret;
-}
-
-/* Frees what record__start made (safe after any failure); closes the capture. */
-void record__cleanup(struct recorder *r)
-{
-	if (r->go_fd >= 0) {
-		/* A child still held before exec: closing the pipe makes it exit. */
-		close(r->go_fd);
-		waitpid(r->child, NULL, 0);
-	}
-	if (r->status_fd >= 0)
-		close(r->status_fd);
-	capture_writer__close(r->w);
-	ring_buffer__free(r->rb);
-	attacher__free(r->att);
-	gaptrace_bpf__destroy(r->skel);
-	syms_cache__free(r->syms);
-	unwinder__free(r->unw);
-	fp_audit__free(r->fpa);
-	fpless__free(r->fpless);
-	cfimap__free(r->cfi);
-	if (r->pidfd >= 0)
-		close(r->pidfd);
-	record_sink__fini(&r->sink);
-	probe_table__free(&r->o->probes);
-	free(r->procs);
-}
-
-int cmd_record(int argc, char **argv)
-{
-	struct record_opts o = {};
-	struct recorder r = {.o = &o, .pidfd = -1, .go_fd = -1, .status_fd = -1};
-	int ret = GT_EXIT_FAIL;
-
-	if (record__parse_opts(argc, argv, &o)) {
-		probe_table__free(&o.probes);
-		return GT_EXIT_USAGE;
-	}
-	if (!record__start(&r, argc, argv))
-		ret = record__finish(&r, record__run(&r));
-	record__cleanup(&r);
-	return ret;
+	return record__open(r, argc, argv) || record__attach(r) ? -1 : 0;
 }

@@ -1,17 +1,45 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * record.h: the recorder as a library, for `gaptrace monitor`: the same
- * engine as `gaptrace record -p`, writing a sequence of segments (each a
- * complete capture) instead of one file.  record_seg.c implements it.
+ * record.h: the recorder as a library: `gaptrace record`'s steps
+ * (cli/cmd_record.c), and for `gaptrace monitor` the same engine as
+ * `gaptrace record -p` writing a sequence of segments (each a complete
+ * capture) instead of one file (record_seg.c).
  */
 #ifndef GT_RECORD_H
 #define GT_RECORD_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct recorder;
+
+/*
+ * record's options (record_opts.c; `gaptrace help --options record`), also
+ * what the monitor's --record-opt takes.
+ */
+extern const struct option record_options[];
+
+/*
+ * `gaptrace record`, step by step.  new: the options parsed (NULL after a
+ * one-line usage error; --help exits).  open: the checks, the target, the
+ * BPF side, the capture's first blocks (argv goes into its header).
+ * attach: scheduler, probes, samplers; the launched command let go.  Each
+ * 0, or -1 after a one-line error.  run: until -d, Ctrl-C or the target's
+ * exit (0 or -errno).  stop: detach, drain and the capture's last blocks
+ * (returns e, or the write error).  summary: the closing lines, the exit
+ * code.  detach_wait: the links still closing.  free: NULL-safe, after any
+ * step.
+ */
+struct recorder *record__new(int argc, char **argv);
+int record__open(struct recorder *r, int argc, char **argv);
+int record__attach(struct recorder *r);
+int record__run(struct recorder *r);
+int record__stop(struct recorder *r, int e);
+int record__summary(struct recorder *r, int err);
+void record__detach_wait(struct recorder *r);
+void record__free(struct recorder *r);
 
 struct recorder_info {
 	pid_t pid;

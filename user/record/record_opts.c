@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmds.h"
 #include "gaptrace/gaptrace.h"
+#include "record/record.h"
 #include "record/record_priv.h"
 #include "support/cli.h"
 #include "support/util.h"
@@ -439,4 +439,19 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 		return -1;
 	}
 	return 0;
+}
+
+struct recorder *record__new(int argc, char **argv)
+{
+	struct recorder *r = gt_xcalloc(1, sizeof(*r));
+
+	r->o = gt_xcalloc(1, sizeof(*r->o));
+	r->pidfd = r->go_fd = r->status_fd = -1;
+	if (record__parse_opts(argc, argv, r->o)) {
+		probe_table__free(&r->o->probes);
+		free(r->o);
+		free(r);
+		return NULL;
+	}
+	return r;
 }

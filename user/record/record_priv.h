@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * record_priv.h: what the files of `gaptrace record` share: its options, the
- * recorder's state and the functions that cross files (record.c runs the
- * recording, record_opts.c parses the command line, target.c finds and
- * launches the target, record_drain.c closes what is open at the end,
+ * recorder's state and the functions that cross files (record.c opens,
+ * attaches and runs the recording, record_stop.c ends it, record_opts.c
+ * parses the command line, target.c finds and launches the target,
+ * record_drain.c closes what is open at the end,
  * record_sink.c (public) translates records, record_meta.c writes what the
  * capture says about the recording and turns BPF counters into LOSS records,
  * follow.c follows the target's descendants, record_summary.c tells the
@@ -21,6 +22,7 @@
 #include "capture/capture.h"
 #include "record/attach.h"
 #include "record/gpu.h"
+#include "record/record.h"
 #include "record/record_sink.h"
 
 struct gaptrace_bpf;
@@ -116,17 +118,19 @@ struct recorder {
 };
 
 /*
- * record.c: cmd_record's steps, shared with record_seg.c.  start: 0 or -1
- * after a one-line error; run: the run loop (0 or -errno); finish: the stop
- * and the capture's last blocks, the exit code; cleanup: frees everything
- * start made, after any failure.
+ * The steps of record.h for record_seg.c: start is record__open then
+ * record__attach (0 or -1 after a one-line error); finish is record__stop,
+ * record__summary and record__detach_wait (the exit code); cleanup frees
+ * everything start made, after any failure (record_stop.c).
  */
 int record__start(struct recorder *r, int argc, char **argv);
-int record__run(struct recorder *r);
 int record__finish(struct recorder *r, int e);
 void record__cleanup(struct recorder *r);
 /* Reads the ring buffer until it is empty. */
 void record__drain_all(struct recorder *r);
+/* record.c, for record_stop.c: one drain round (waiting timeout_ms); the scheduler detach. */
+int record__rb_drain(struct recorder *r, int timeout_ms);
+void record__detach_sched(struct recorder *r);
 
 /* record_opts.c: parses argv into o (defaults first): 0 or -1 after a one-line error. */
 int record__parse_opts(int argc, char **argv, struct record_opts *o);

@@ -69,7 +69,10 @@ int gt_opt_common(int c, const char *cmd, void (*usage)(FILE *f));
 int gt_opt_duration(const char *flag, const char *arg, uint64_t min_ns, uint64_t max_ns,
 		    uint64_t *ns);
 
-/* --min-gap, the same rule for record and the analysing commands. */
+/*
+ * --min-gap, the same rule, default and help (GT_HELP_MIN_GAP) for record
+ * and the analysing commands (an_opts__defaults).
+ */
 #define GT_MIN_GAP_DEFAULT_NS 1000000ULL
 int gt_opt_min_gap(const char *arg, uint64_t *ns);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * export_cmd.c: `gaptrace export`: options, the default output name, and
+ * cmd_export.c: `gaptrace export`: options, the default output name, and
  * the trace (export.c) written there.
  */
 #include <getopt.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "cmds.h"
-#include "output/cmdopts.h"
+#include "cli/cmds.h"
+#include "cli/cmdopts.h"
 #include "output/export.h"
 #include "support/util.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * monitor_opts.c: `gaptrace monitor`'s command line and --help; the engine
+ * cmd_monitor.c: `gaptrace monitor`'s command line and --help; the engine
  * (monitor.c) knows no argv.
  */
 #include <getopt.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmds.h"
+#include "cli/cmds.h"
 #include "monitor/http.h"
 #include "monitor/monitor.h"
 #include "record/sysprobe.h"

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * diff_cmd.c: `gaptrace diff BEFORE AFTER` — options, and the comparison
- * (diff.c) printed as text, as JSON (schema gaptrace.diff/1) or drawn as a
- * differential flame graph.
+ * diff_print.c: the comparison (diff.c) printed as text, as JSON (schema
+ * gaptrace.diff/1) or drawn as a differential flame graph.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,23 +12,11 @@
 #include "analysis/analysis.h"
 #include "analysis/stats.h"
 #include "capture/capture.h"
-#include "cmds.h"
-#include "output/cmdopts.h"
 #include "output/diff.h"
 #include "output/flame.h"
 #include "support/json.h"
 #include "output/present.h"
 #include "support/util.h"
-
-struct diff_opts {
-	const char *format;
-	const char *flame;
-	unsigned top;
-	struct an_opts an;
-	struct df_rule rule;
-	bool fail_on_regression; /* --fail-on-regression */
-	const char *regressed;	 /* the first value that grew significantly */
-};
 
 static double efficiency(const struct an_result *r)
 {
@@ -81,8 +67,8 @@ static void side_line(FILE *f, const char *label, const struct an_result *r,
 		s->nobs, s->ngap_obs, s->nzero_obs);
 }
 
-static void diff_text(FILE *f, const struct an_result *b, const struct an_result *a,
-		      const struct df_result *d, const struct diff_opts *o)
+void diff__print_text(FILE *f, const struct an_result *b, const struct an_result *a,
+		      const struct df_result *d, unsigned top)
 {
 	char d1[32], d2[32], d3[32], d4[32], p1[32];
 	double eb = efficiency(b), ea = efficiency(a);
@@ -98,7 +84,7 @@ static void diff_text(FILE *f, const struct an_result *b, const struct an_result
 		fprintf(f,
 			"  neither capture has a gap of at least %s: there is nothing to "
 			"compare (see --min-gap)\n",
-			gt_fmt_dur(o->an.min_gap_ns, d1, sizeof(d1)));
+			gt_fmt_dur(b->opts.min_gap_ns, d1, sizeof(d1)));
 	fputc('\n', f);
 	fprintf(f, "  GPU efficiency  %6.1f %% -> %6.1f %%   (%+.1f points)\n", 100 * eb, 100 * ea,
 		100 * (ea - eb));
@@ -178,7 +164,7 @@ static void diff_text(FILE *f, const struct an_result *b, const struct an_result
 			pval(t->wx.p, p1, sizeof(p1)));
 		fprintf(f, "  %-14s %12s %12s %12s   %s\n", "units", "before", "after", "change",
 			"largest category change");
-		for (size_t i = 0; i < d->npairs && i < o->top; i++) {
+		for (size_t i = 0; i < d->npairs && i < top; i++) {
 			const struct df_pair *p = &d->pairs[i];
 			char u[40];
 			int big = 0;
@@ -195,13 +181,13 @@ static void diff_text(FILE *f, const struct an_result *b, const struct an_result
 				gt_cat_names[big],
 				sdur(p->after[big] - p->before[big], d4, sizeof(d4)));
 		}
-		if (d->npairs > o->top)
-			fprintf(f, "  ... %zu more (--top N)\n", d->npairs - o->top);
+		if (d->npairs > top)
+			fprintf(f, "  ... %zu more (--top N)\n", d->npairs - top);
 	}
 
 	if (d->nstacks) {
 		fprintf(f, "\nStacks that moved most (attributed gap time, after - before)\n");
-		for (size_t i = 0; i < d->nstacks && i < o->top; i++) {
+		for (size_t i = 0; i < d->nstacks && i < top; i++) {
 			const struct df_stack *s = &d->stacks[i];
 
 			if (s->after_ns == s->before_ns)
@@ -340,8 +326,8 @@ static void json_frames(struct json *j, const char *key)
 	json_arr_end(j);
 }
 
-static void diff_json(FILE *f, const struct an_result *b, const struct an_result *a,
-		      const struct df_result *d, const struct diff_opts *o)
+void diff__print_json(FILE *f, const struct an_result *b, const struct an_result *a,
+		      const struct df_result *d, unsigned top)
 {
 	struct json j;
 
@@ -360,7 +346,7 @@ static void diff_json(FILE *f, const struct an_result *b, const struct an_result
 	json_ku64(&j, "bootstrap_iterations", d->rule.boot_iters);
 	json_kstr(&j, "adjustment", "holm");
 	json_ku64(&j, "tests", d->ntests);
-	json_ku64(&j, "min_gap_ns", o->an.min_gap_ns);
+	json_ku64(&j, "min_gap_ns", b->opts.min_gap_ns);
 	json_obj_end(&j);
 	json_kdouble(&j, "efficiency_change", efficiency(a) - efficiency(b));
 	json_ki64(&j, "gaps_change", (int64_t)a->ngaps - (int64_t)b->ngaps);
@@ -400,7 +386,7 @@ static void diff_json(FILE *f, const struct an_result *b, const struct an_result
 
 	json_key(&j, "stacks");
 	json_arr_begin(&j);
-	for (size_t i = 0; i < d->nstacks && i < o->top; i++) {
+	for (size_t i = 0; i < d->nstacks && i < top; i++) {
 		const struct df_stack *s = &d->stacks[i];
 
 		if (s->after_ns == s->before_ns)
@@ -421,63 +407,13 @@ static void diff_json(FILE *f, const struct an_result *b, const struct an_result
 
 /* ---- command ---- */
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: gaptrace diff BEFORE AFTER [options]\n"
-		"\n"
-		"Compares two captures of the same program, taken before and after a change,\n"
-		"and says whether the GPU's idle gaps shrank, in which category, and whether\n"
-		"that is more than run-to-run noise.\n"
-		"\n"
-		"Each gap is one observation of its category times (a unit-to-unit transition\n"
-		"without any gap counts as a gap of 0, so a removed gap is not a lost data\n"
-		"point).  Per category it prints the median, p90 and p99 per gap, the change of\n"
-		"the mean with a 99%% bootstrap interval, and a two-sided Mann-Whitney U p-value\n"
-		"(exact for up to %d observations), Holm-adjusted for the number of categories\n"
-		"tested.  A change is SIGNIFICANT only when that p < alpha, the interval\n"
-		"excludes 0 and the change is at least --min-effect and 10%% of the before\n"
-		"mean: a one-off fluctuation is not a win.  Inter-unit gaps are also\n"
-		"paired by unit id (Wilcoxon signed-rank), and the stacks whose attributed gap\n"
-		"time moved most are listed.  Record the same workload (same units, at least\n"
-		"8 of them: with fewer gaps no change can reach p < 0.01 after the adjustment)\n"
-		"twice for the comparison to mean something.\n"
-		"\n"
-		"Options:\n"
-		"  -f, --format text|json  output format (default text; json follows schema\n"
-		"                          gaptrace.diff/1, see docs/report-schema.md)\n"
-		"      --flame svg         instead, a differential flame graph: AFTER's gap-time\n"
-		"                          stacks, red where they grew, blue where they shrank\n"
-		"  -o, --output FILE       write to FILE instead of stdout ('-': stdout)\n"
-		"  -n, --top N             transitions and stacks listed (default 10)\n"
-		"  -a, --alpha P           p-value threshold (default 0.01)\n"
-		"  -e, --min-effect DUR    smallest mean change per gap that matters\n"
-		"                          (default 500us)\n"
-		"      --fail-on-regression\n"
-		"                          exit 3 when a category's (or the total) gap time\n"
-		"                          grew SIGNIFICANTLY (the rule above): for CI\n",
-		ST_EXACT_MAX);
-	cmdopts__help(f, 26);
-	fprintf(f, "\n"
-		   "Example:\n"
-		   "  gaptrace diff before.gtcap after.gtcap\n"
-		   "  gaptrace diff before.gtcap after.gtcap --flame svg -o change.svg\n"
-		   "\n"
-		   "A warning is printed when the captures are of different programs (executable\n"
-		   "build id, path or command line differ).\n"
-		   "\n"
-		   "Exit codes: 0 ok (whatever the verdict, unless --fail-on-regression), 1 a\n"
-		   "capture cannot be read, 2 bad usage, 3 a significant regression with\n"
-		   "--fail-on-regression.\n");
-}
-
 /*
  * AFTER's stacks sized by their gap time and coloured by the change from
  * BEFORE.  When AFTER has no gap time left there is nothing to size by, so
  * BEFORE's stacks are drawn instead (all blue: gone), and the subtitle says so.
  */
-static int diff_flame(FILE *out, const struct an_result *b, const struct an_result *a,
-		      struct capture *cb, struct capture *ca)
+int diff__flame_svg(FILE *out, const struct an_result *b, const struct an_result *a,
+		    struct capture *cb, struct capture *ca)
 {
 	struct flame_svg_opts so = {.differential = true, .width_side = FLAME_AFTER};
 	struct flame_filter fb, fa;
@@ -503,142 +439,11 @@ static int diff_flame(FILE *out, const struct an_result *b, const struct an_resu
 	return ret;
 }
 
-/*
- * Captures of two different programs compare nothing: said, not refused
- * (a renamed or rebuilt binary is a fair before/after).  The executable's
- * build id where both headers have it, else its path, else the command line.
- */
-static int diff_same_program(struct cmd_job *job)
-{
-	static const enum capture_key keys[] = {CK_EXE_BUILD_ID, CK_EXE, CK_TARGET_CMDLINE,
-						CK_COMM};
-
-	for (size_t i = 0; i < GT_ARRAY_SIZE(keys); i++) {
-		const char *b = capture__header_key(job->cap[0], keys[i]);
-		const char *a = capture__header_key(job->cap[1], keys[i]);
-
-		if (!b || !a)
-			continue;
-		if (strcmp(b, a))
-			gt_warn("%s and %s are captures of different programs (%s '%s' and '%s'): "
-				"the comparison may mean nothing; compare two runs of one program",
-				job->paths[0], job->paths[1], capture_key__name(keys[i]), b, a);
-		return 0;
-	}
-	return 0;
-}
-
 /* The first value (category or total) whose gap time grew significantly, or NULL. */
-static const char *diff_regression(const struct df_result *d)
+const char *diff__regression(const struct df_result *d)
 {
 	for (int k = 0; k < DF_NVAL; k++)
 		if (d->val[k].significant && d->val[k].d_mean > 0)
 			return diff__value_name(k);
 	return NULL;
-}
-
-static int diff_write(struct cmd_job *job, FILE *out)
-{
-	struct diff_opts *o = job->ctx;
-	struct an_result *rb = job->res[0], *ra = job->res[1];
-	struct df_result *d;
-	int ret = 0;
-
-	d = o->flame && !o->fail_on_regression
-		? NULL
-		: diff__compute(rb, ra, &o->rule, job->cap[0], job->cap[1]);
-	if (d)
-		o->regressed = diff_regression(d);
-	if (o->flame) {
-		ret = diff_flame(out, rb, ra, job->cap[0], job->cap[1]);
-		diff__free(d);
-		return ret;
-	}
-	if (!strcmp(o->format, "json"))
-		diff_json(out, rb, ra, d, o);
-	else
-		diff_text(out, rb, ra, d, o);
-	diff__free(d);
-	return 0;
-}
-
-enum { OPT_FLAME = GT_OPT_LONG, OPT_FAIL_ON_REGRESSION };
-const struct option diff_options[] = {
-    {"format", required_argument, NULL, 'f'},
-    {"flame", required_argument, NULL, OPT_FLAME},
-    {"top", required_argument, NULL, 'n'},
-    {"alpha", required_argument, NULL, 'a'},
-    {"min-effect", required_argument, NULL, 'e'},
-    {"fail-on-regression", no_argument, NULL, OPT_FAIL_ON_REGRESSION},
-    CMDOPTS_LONGOPTS,
-    {},
-};
-
-int cmd_diff(int argc, char **argv)
-{
-	static const char *const formats[] = {"text", "json", NULL};
-	static const char *const flames[] = {"svg", NULL};
-	struct diff_opts o = {.format = "text", .top = 10};
-	/* No .what: a failed --flame write gets no message of its own. */
-	struct cmd_job job = {.an = &o.an,
-			      .formats = formats,
-			      .format = &o.format,
-			      .prepare = diff_same_program,
-			      .write = diff_write,
-			      .ctx = &o};
-	int c, ret;
-	char *end;
-
-	an_opts__defaults(&o.an);
-	o.an.pieces = true;
-	df_rule__defaults(&o.rule);
-	optind = 1;
-	while ((c = gt_getopt(argc, argv, diff_options, false)) != -1) {
-		switch (c) {
-		case OPT_FLAME:
-			if (gt_opt_choice("--flame", optarg, flames) < 0)
-				return GT_EXIT_USAGE;
-			o.flame = optarg;
-			break;
-		case OPT_FAIL_ON_REGRESSION:
-			o.fail_on_regression = true;
-			break;
-		case 'n':
-			if (cmdopts__top(optarg, "rows", &o.top))
-				return GT_EXIT_USAGE;
-			break;
-		case 'a':
-			o.rule.alpha = strtod(optarg, &end);
-			if (*end || !*optarg || !(o.rule.alpha > 0 && o.rule.alpha < 1)) {
-				gt_err("bad --alpha '%s': give a p-value threshold such as 0.01",
-				       optarg);
-				return GT_EXIT_USAGE;
-			}
-			break;
-		case 'e':
-			if (gt_opt_duration("--min-effect", optarg, 0, 3600 * NSEC_PER_SEC,
-					    &o.rule.min_effect_ns))
-				return GT_EXIT_USAGE;
-			break;
-		default:
-			ret = cmdopts__option(c, "diff", usage, &job, &o.an);
-			if (ret != GT_OPT_NEXT)
-				return ret;
-		}
-	}
-	if (argc - optind != 2) {
-		gt_err("give two captures: gaptrace diff BEFORE AFTER (see --help)");
-		return GT_EXIT_USAGE;
-	}
-	job.paths[0] = argv[optind];
-	job.paths[1] = argv[optind + 1];
-	job.text = !o.flame && !strcmp(o.format, "text");
-	ret = cmdopts__run(&job);
-	if (ret == GT_EXIT_OK && o.fail_on_regression && o.regressed) {
-		gt_warn("regression: %s gap time grew significantly from %s to %s "
-			"(--fail-on-regression: exit %d)",
-			o.regressed, job.paths[0], job.paths[1], GT_EXIT_REGRESSION);
-		ret = GT_EXIT_REGRESSION;
-	}
-	return ret;
 }

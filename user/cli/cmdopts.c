@@ -12,7 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
-#include "output/cmdopts.h"
+#include "cli/cmdopts.h"
 #include "support/cli.h"
 #include "support/outfile.h"
 #include "support/term.h"

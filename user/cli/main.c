@@ -10,7 +10,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "capture/capture.h"
-#include "cmds.h"
+#include "cli/cmds.h"
 #include "support/cli.h"
 #include "support/util.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * flame_cmd.c: `gaptrace flame`: options, filters, and the folded or SVG
+ * cmd_flame.c: `gaptrace flame`: options, filters, and the folded or SVG
  * output of the capture's flame graph.
  */
 #include <errno.h>
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "capture/capture.h"
-#include "cmds.h"
-#include "output/cmdopts.h"
+#include "cli/cmds.h"
+#include "cli/cmdopts.h"
 #include "output/flame.h"
 #include "support/util.h"
 
