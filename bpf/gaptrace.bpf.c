@@ -1165,6 +1165,8 @@ int BPF_KPROBE(loader_state_multi)
 	return on_loader_state();
 }
 
+#include "gaptrace_maps.bpf.h" /* new executable mappings: a notice to the recorder */
+
 /* ---- the gaptrace USDT interface (cupti/gaptrace-usdt.h) ---- */
 
 static __always_inline int emit_unit(__u64 unit_id, __u32 begin)

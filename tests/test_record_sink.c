@@ -110,13 +110,13 @@ static int fake_resolve(void *ctx, uint32_t pid, uint64_t ip, const char **name,
 	return -1;
 }
 
-static void fake_task(void *ctx, uint32_t pid, bool exec)
+static void fake_task(void *ctx, uint32_t pid, uint32_t event)
 {
 	struct fx *f = ctx;
 
 	f->tasks++;
 	f->task_pid = pid;
-	f->task_exec = exec;
+	f->task_exec = event == GT_TASK_EXEC;
 }
 
 /* Where a frame lies: the fake keeps (ip, caller) and knows two chains. */

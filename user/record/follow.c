@@ -213,3 +213,17 @@ size_t record__follow_alive(struct recorder *r)
 		     procfs_live_thread(r->procs[i].pid, 0) > 0;
 	return n;
 }
+
+/*
+ * The notice of new executable mappings (gaptrace_maps.bpf.h): without it a
+ * dlopen is seen by the loader's uprobe, when that could be attached, or by
+ * the next periodic rescan; so a failure here costs promptness only.
+ */
+void record__follow_attach_hook(struct recorder *r)
+{
+	r->skel->links.maps_mmap_exit = bpf_program__attach(r->skel->progs.maps_mmap_exit);
+	if (!r->skel->links.maps_mmap_exit)
+		gt_dbg("no notice of new executable mappings (syscalls/sys_exit_mmap): %s; "
+		       "dlopen'ed code is found by the loader hook or the rescan",
+		       strerror(errno));
+}

@@ -87,15 +87,16 @@ static int sink_resolve(void *ctx, uint32_t pid, uint64_t ip, const char **name,
 	return syms_cache__resolve(r->syms, pid, ip, name, off, module) ? -1 : 0;
 }
 
-static void sink_task(void *ctx, uint32_t pid, bool exec)
+static void sink_task(void *ctx, uint32_t pid, uint32_t event)
 {
 	struct recorder *r = ctx;
 
-	if (exec) {
+	/* New code (a dlopen): read the maps at its first frame, not after MAPS_REREAD_NS. */
+	if (event == GT_TASK_EXEC || event == GT_TASK_LOADED)
 		syms_cache__forget(r->syms, pid);
-		/* The loader maps the libraries just after exec (its hook says so too). */
+	/* The loader maps the libraries just after exec (its hook says so too). */
+	if (event == GT_TASK_EXEC)
 		r->rescan_at_ns = gt_now_mono_ns() + 20 * NSEC_PER_MSEC;
-	}
 	/* Scanned as soon as this drain round ends (probes, CFI ranges): new process or code. */
 	record__follow_note(r, (pid_t)pid);
 }
@@ -609,6 +610,7 @@ int record__start(struct recorder *r, int argc, char **argv)
 	record__step(r, true, "attaching to pid %d: scheduler tracepoints", r->pid);
 	if (attach_sched(r))
 		goto out;
+	record__follow_attach_hook(r);
 	if (o->cmd) {
 		attacher__attach_object(r->att, r->pid, r->exe_buf);
 		attacher__attach_like_self(r->att, r->pid, "libc.so");

@@ -154,6 +154,8 @@ void record__audit_exe(struct recorder *r);
 void record__follow_note(struct recorder *r, pid_t pid);
 int record__follow_existing(struct recorder *r);
 void record__follow_rescan(struct recorder *r, bool all);
+/* Attaches the BPF notice of new executable mappings (a dlopen): a rescan at once. */
+void record__follow_attach_hook(struct recorder *r);
 void record__follow_emit_mappings(struct recorder *r);
 bool record__follow_traced(struct recorder *r, pid_t pid);
 /* How many followed processes other than the target still have a live thread. */
