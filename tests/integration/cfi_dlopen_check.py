@@ -8,11 +8,15 @@ while another thread sleeps in anonymous code (misses for the symbolizer).
 With default options, launch and attach mode, the worker's intervals must
 carry the whole named chain up to its thread's root: the walk knew the new
 object's ranges and table, the symbolizer named its frames, and no stack was
-cut at the depth cap.  Prints one PASS/FAIL line per check.
+cut at the depth cap.  And a big object's table (libLLVM, ~1 s to compile
+here) is compiled off the run loop: the longest rescan stays under half the
+compile time.  Prints one PASS/FAIL line per check.
 
 Usage: cfi_dlopen_check.py OUTPUT_DIR
 """
+import glob
 import os
+import re
 import subprocess
 import sys
 import time
@@ -106,6 +110,34 @@ def attach(gt, prog, lib, work, name, iters):
     return cap, tid, log
 
 
+def stall(gt, work):
+    """A process dlopens libLLVM: the run loop's longest rescan against the compile time."""
+    big = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libLLVM*.so.1") +
+                 glob.glob("/usr/lib/llvm-*/lib/libLLVM*.so*"), key=os.path.getsize)
+    if not big:
+        print("FAIL cfi dlopen stall: no libLLVM to load (install llvm, as tools/install-deps does)")
+        return 1
+    log = os.path.join(work, "stall.log")
+    code = ("import ctypes, time; time.sleep(0.3); ctypes.CDLL(%r); time.sleep(1.5)" % big[-1])
+    with open(log, "w") as err:
+        rc = subprocess.run([gt, "record", "--no-progress", "-o", os.path.join(work, "stall.gtcap"),
+                             "--", sys.executable, "-c", code], stdout=subprocess.DEVNULL,
+                            stderr=err, timeout=120).returncode
+    text = open(log).read()
+    m = re.search(r"built in (\d+) ms \(longest rescan (\d+) ms\)", text)
+    if rc or not m:
+        print("FAIL cfi dlopen stall: no 'built in ... (longest rescan ...)' line: %s"
+              % text.strip()[-200:])
+        return 1
+    build, longest = int(m.group(1)), int(m.group(2))
+    if longest * 2 < build:
+        print("PASS cfi dlopen stall: %s compiled off the run loop: tables %d ms, longest "
+              "rescan %d ms" % (os.path.basename(big[-1]), build, longest))
+        return 0
+    print("FAIL cfi dlopen stall: longest rescan %d ms of %d ms of compiling" % (longest, build))
+    return 1
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else ".output"
     gt = os.path.join(out, "gaptrace")
@@ -122,6 +154,7 @@ def main():
         # 120 frames of the library, ~125 in all: past the old 64-frame cap.
         fails += judge("120 frames deep", gt, *launch(gt, prog, lib, work, "deep", 300, 120)[:2],
                        120, os.path.join(work, "deep.log"))
+        fails += stall(gt, work)
     except (RuntimeError, subprocess.SubprocessError, IndexError, OSError) as e:
         print("FAIL cfi dlopen: %s" % e)
         return 1

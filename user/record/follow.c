@@ -172,6 +172,13 @@ void record__follow_rescan(struct recorder *r, bool all)
 			i++;
 			continue;
 		}
+		/*
+		 * New code gets its CFI ranges first (tables: exec, dlopen, once
+		 * per file, by a worker): attaching probes in CUDA's libraries
+		 * takes seconds, and walks in them are lost meanwhile.
+		 */
+		if (r->cfi)
+			cfimap__update(r->cfi, p->pid);
 		/* A zombie (a parent that does not wait) reads as no mappings, not an error. */
 		if (attacher__scan(r->att, p->pid) <= 0 && !target &&
 		    procfs_live_thread(p->pid, 0) <= 0) {
@@ -189,9 +196,6 @@ void record__follow_rescan(struct recorder *r, bool all)
 		/* Code without frame pointers it maps now: its CPU samples copy stack (alloc). */
 		if (r->fpless)
 			fpless__update(r->fpless, p->pid);
-		/* Objects it maps now get their CFI tables (exec, dlopen: once per file). */
-		if (r->cfi)
-			cfimap__update(r->cfi, p->pid);
 		i++;
 	}
 }

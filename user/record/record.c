@@ -40,8 +40,7 @@
 #define STATS_NS    (250 * NSEC_PER_MSEC)
 #define PROGRESS_NS (500 * NSEC_PER_MSEC)
 #define RESCAN_NS   (250 * NSEC_PER_MSEC)
-#define DWARF_SLOTS 1024	  /* threads with a snapshot slot at once (--stacks dwarf) */
-#define CFI_BUDGET  (64ULL << 20) /* kernel memory for all CFI tables (--stacks cfi) */
+#define DWARF_SLOTS 1024 /* threads with a snapshot slot at once (--stacks dwarf) */
 
 static volatile sig_atomic_t stop_signal;
 
@@ -305,6 +304,7 @@ int record__run(struct recorder *r)
 				r->last_rescan_ns = now;
 			r->rescan = false;
 		}
+		cfimap__poll(r->cfi);
 		if (r->progress && now - r->last_progress_ns >= PROGRESS_NS)
 			record__progress(r, now, false);
 		if (r->sink.write_err) {
@@ -521,7 +521,7 @@ int record__start(struct recorder *r, int argc, char **argv)
 	if (o->cfi_walk) {
 		r->cfi = cfimap__new(bpf_map__fd(r->skel->maps.cfi_tables),
 				     bpf_map__fd(r->skel->maps.cfi_pages),
-				     bpf_map__fd(r->skel->maps.cfi_procs), CFI_BUDGET);
+				     bpf_map__fd(r->skel->maps.cfi_procs), o->cfi_budget);
 		/* Before the child exists: nothing of it waits on the tables. */
 		if (o->cmd)
 			cfimap__preload(r->cfi, r->exe_buf);

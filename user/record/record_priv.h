@@ -46,6 +46,7 @@ struct record_opts {
 	uint32_t dwarf_sample_bytes; /* --dwarf-samples: snapshot size, 0 off */
 	uint32_t cfi_sample_bytes;   /* --cfi-samples: snapshot size in fp-less code, 0 off */
 	uint32_t cfi_rate;	     /* --cfi-rate: such snapshots per second at most, 0 no limit */
+	uint64_t cfi_budget;	     /* --cfi-budget: bytes of kernel memory for all CFI tables */
 	bool cfi_all;		     /* --cfi-objects all: not only the system libraries */
 	bool default_probes;
 	bool follow_children;
