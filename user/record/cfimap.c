@@ -129,7 +129,7 @@ void cfimap__free(struct cfimap *c)
 		return;
 	if (c->has_worker) {
 		pthread_mutex_lock(&c->mu);
-		c->quit = true;
+		__atomic_store_n(&c->quit, true, __ATOMIC_RELAXED);
 		pthread_cond_signal(&c->cv);
 		pthread_mutex_unlock(&c->mu);
 		pthread_join(c->worker, NULL);
@@ -263,6 +263,8 @@ static enum obj_kind obj_build(struct cfimap *c, const struct cfi_job *j)
 	/* Every function keeps frame pointers: they are cheaper than any table. */
 	if (fp == 1 && with_fp == checked)
 		kind = OBJ_FP;
+	else if (__atomic_load_n(&c->quit, __ATOMIC_RELAXED)) /* the recording is over */
+		err = -ECANCELED;
 	else if (!err && !(err = table_load(c, &o, &t, &pages)))
 		kind = OBJ_TABLE;
 	/* Outside table_load (a 25 MiB copy): the run loop takes mu for its stats. */
