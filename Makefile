@@ -83,7 +83,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRC
 # The ground-truth workload without frame pointers, for --stacks dwarf tests.
 WORKLOADS += $(OUTPUT)/workloads/prover_sim_nofp $(OUTPUT)/workloads/libfollow_lib.so
 # The same blocking stacks without frame pointers, for the --stacks cfi walk.
-WORKLOADS += $(OUTPUT)/workloads/cfi_stacks_nofp
+WORKLOADS += $(OUTPUT)/workloads/cfi_stacks_nofp $(OUTPUT)/workloads/libcfi_dl_lib.so
 # A C++ program at g++ -O2 (no frame pointers: GCC's default), where g++ is installed.
 CXX_BIN := $(shell command -v g++ 2>/dev/null)
 ifneq ($(CXX_BIN),)
@@ -175,6 +175,17 @@ $(OUTPUT)/workloads/cfi_stacks_nofp: tests/workloads/cfi_stacks.c | $(OUTPUT)/wo
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fomit-frame-pointer \
 		$< -o $@ -lpthread
+
+# Code first seen after exec: a program and the library it dlopens, both without frame pointers.
+$(OUTPUT)/workloads/cfi_dlopen: tests/workloads/cfi_dlopen.c $(OUTPUT)/workloads/libcfi_dl_lib.so \
+		| $(OUTPUT)/workloads
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fomit-frame-pointer \
+		$< -o $@ -lpthread -ldl
+$(OUTPUT)/workloads/libcfi_dl_lib.so: tests/workloads/lib/cfi_dl_lib.c | $(OUTPUT)/workloads
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) -g -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fomit-frame-pointer \
+		-fPIC -shared $< -o $@
 
 $(OUTPUT)/workloads/cfi_cxx: tests/workloads/cfi_cxx.cpp | $(OUTPUT)/workloads
 	$(call msg,WORKLOAD,$@)

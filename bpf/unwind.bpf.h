@@ -85,7 +85,7 @@ static __always_inline struct gt_cfi_map *unw_map(struct gt_cfi_proc *p, __u64 i
 	if (len > GT_CFI_MAPS_MAX)
 		len = GT_CFI_MAPS_MAX;
 	/* base: the last range starting at or before ip (or 0). */
-	for (int k = 0; k < 7; k++) {
+	for (int k = 0; k <= GT_CFI_MAPS_SHIFT; k++) {
 		half = len / 2;
 		base +=
 		    half & -(__u32)le_bit(p->maps[(base + half) & (GT_CFI_MAPS_MAX - 1)].start, ip);

@@ -21,7 +21,7 @@
 
 #define GT_COMM_LEN	 16
 #define GT_TGID_LIMIT	 (1u << 22) /* PID_MAX_LIMIT on 64-bit: target_bits covers every tgid */
-#define GT_STACK_DEPTH	 64	    /* frames kept per stack */
+#define GT_STACK_DEPTH	 128	    /* frames kept per stack */
 #define GT_NAME_MAX	 256	    /* interned GPU/API names, bytes incl. NUL */
 #define GT_GPU_REC_SIZE	 80	    /* sizeof(struct gaptrace_gpu_rec) */
 #define GT_GPU_BATCH_MAX GAPTRACE_GPU_BATCH_MAX /* records read per gpu_batch firing */

@@ -48,8 +48,12 @@ struct gt_cfi_page {
 	__u32 hi;
 };
 
-/* The executable mappings of a traced process (map cfi_procs, keyed by tgid). */
-#define GT_CFI_MAPS_MAX 64
+/*
+ * The executable mappings of a traced process (map cfi_procs, keyed by
+ * tgid): a PyTorch process maps over 100 objects with code.
+ */
+#define GT_CFI_MAPS_SHIFT 8
+#define GT_CFI_MAPS_MAX	  (1 << GT_CFI_MAPS_SHIFT)
 
 /* gt_cfi_map.obj: the object has frame pointers: walk them. */
 #define GT_CFI_OBJ_FP 0

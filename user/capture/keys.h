@@ -91,6 +91,9 @@
 	X(UNWIND_TABLE_MAX_BYTES, "unwind.table_max_bytes")                                        \
 	X(UNWIND_TABLE_MAX_OBJECT, "unwind.table_max_object")                                      \
 	X(UNWIND_BUILD_NS, "unwind.build_ns")                                                      \
+	X(UNWIND_TABLE_BUDGET, "unwind.table_budget")                                              \
+	X(UNWIND_OBJECTS_OVER_BUDGET, "unwind.objects_over_budget")                                \
+	X(UNWIND_RESCAN_MAX_NS, "unwind.rescan_max_ns")                                            \
 	/* the recorder's own counts */                                                            \
 	X(STACKS_RESENT, "stacks.resent")                                                          \
 	X(STACKS_UNRESOLVED, "stacks.unresolved")                                                  \

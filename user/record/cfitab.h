@@ -76,6 +76,8 @@ struct cfitab_load {
  */
 int cfitab__from_elf_fd(struct cfitab *t, int fd, struct cfitab_load *loads, unsigned *nloads,
 			unsigned max_loads);
+/* The PT_LOAD segments alone, as cfitab__from_elf_fd gives them (cheap: no CFI read). */
+int cfitab__loads_fd(int fd, struct cfitab_load *loads, unsigned *nloads, unsigned max_loads);
 /* The same for an image in memory (the vDSO: every process of this kernel maps the same). */
 int cfitab__from_elf_mem(struct cfitab *t, void *mem, size_t size, struct cfitab_load *loads,
 			 unsigned *nloads, unsigned max_loads);

@@ -62,6 +62,11 @@ static int from_elf(struct cfitab *t, int fd, void *mem, size_t size, struct cfi
 			loads[(*nloads)++] = (struct cfitab_load){ph.p_vaddr, ph.p_offset,
 								  ph.p_filesz, ph.p_flags & PF_X};
 	}
+	/* The segments alone (cfitab__loads_fd): the rows are built elsewhere, later. */
+	if (!t) {
+		err = 0;
+		goto out;
+	}
 	if (elf_section(elf, shstrndx, ".eh_frame", &d, &sh))
 		cfitab__add_section(t, d->d_buf, d->d_size, sh.sh_addr, true);
 	else if (elf_section(elf, shstrndx, ".debug_frame", &d, &sh))
@@ -82,6 +87,11 @@ int cfitab__from_elf_fd(struct cfitab *t, int fd, struct cfitab_load *loads, uns
 			unsigned max_loads)
 {
 	return from_elf(t, fd, NULL, 0, loads, nloads, max_loads);
+}
+
+int cfitab__loads_fd(int fd, struct cfitab_load *loads, unsigned *nloads, unsigned max_loads)
+{
+	return from_elf(NULL, fd, NULL, 0, loads, nloads, max_loads);
 }
 
 int cfitab__from_elf_mem(struct cfitab *t, void *mem, size_t size, struct cfitab_load *loads,

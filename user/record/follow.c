@@ -172,6 +172,13 @@ void record__follow_rescan(struct recorder *r, bool all)
 			i++;
 			continue;
 		}
+		/*
+		 * New code gets its CFI ranges first (tables: exec, dlopen, once
+		 * per file, by a worker): attaching probes in CUDA's libraries
+		 * takes seconds, and walks in them are lost meanwhile.
+		 */
+		if (r->cfi)
+			cfimap__update(r->cfi, p->pid);
 		/* A zombie (a parent that does not wait) reads as no mappings, not an error. */
 		if (attacher__scan(r->att, p->pid) <= 0 && !target &&
 		    procfs_live_thread(p->pid, 0) <= 0) {
@@ -189,9 +196,6 @@ void record__follow_rescan(struct recorder *r, bool all)
 		/* Code without frame pointers it maps now: its CPU samples copy stack (alloc). */
 		if (r->fpless)
 			fpless__update(r->fpless, p->pid);
-		/* Objects it maps now get their CFI tables (exec, dlopen: once per file). */
-		if (r->cfi)
-			cfimap__update(r->cfi, p->pid);
 		i++;
 	}
 }
@@ -212,4 +216,18 @@ size_t record__follow_alive(struct recorder *r)
 		n += r->procs[i].pid != r->pid && !r->procs[i].exited &&
 		     procfs_live_thread(r->procs[i].pid, 0) > 0;
 	return n;
+}
+
+/*
+ * The notice of new executable mappings (bpf/mmap.bpf.c): without it a
+ * dlopen is seen by the loader's uprobe, when that could be attached, or by
+ * the next periodic rescan; so a failure here costs promptness only.
+ */
+void record__follow_attach_hook(struct recorder *r)
+{
+	r->skel->links.maps_mmap_exit = bpf_program__attach(r->skel->progs.maps_mmap_exit);
+	if (!r->skel->links.maps_mmap_exit)
+		gt_dbg("no notice of new executable mappings (syscalls/sys_exit_mmap): %s; "
+		       "dlopen'ed code is found by the loader hook or the rescan",
+		       strerror(errno));
 }

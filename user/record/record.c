@@ -40,8 +40,7 @@
 #define STATS_NS    (250 * NSEC_PER_MSEC)
 #define PROGRESS_NS (500 * NSEC_PER_MSEC)
 #define RESCAN_NS   (250 * NSEC_PER_MSEC)
-#define DWARF_SLOTS 1024	  /* threads with a snapshot slot at once (--stacks dwarf) */
-#define CFI_BUDGET  (64ULL << 20) /* kernel memory for all CFI tables (--stacks cfi) */
+#define DWARF_SLOTS 1024 /* threads with a snapshot slot at once (--stacks dwarf) */
 
 static volatile sig_atomic_t stop_signal;
 
@@ -87,15 +86,16 @@ static int sink_resolve(void *ctx, uint32_t pid, uint64_t ip, const char **name,
 	return syms_cache__resolve(r->syms, pid, ip, name, off, module) ? -1 : 0;
 }
 
-static void sink_task(void *ctx, uint32_t pid, bool exec)
+static void sink_task(void *ctx, uint32_t pid, uint32_t event)
 {
 	struct recorder *r = ctx;
 
-	if (exec) {
+	/* New code (a dlopen): read the maps at its first frame, not after MAPS_REREAD_NS. */
+	if (event == GT_TASK_EXEC || event == GT_TASK_LOADED)
 		syms_cache__forget(r->syms, pid);
-		/* The loader maps the libraries just after exec (its hook says so too). */
+	/* The loader maps the libraries just after exec (its hook says so too). */
+	if (event == GT_TASK_EXEC)
 		r->rescan_at_ns = gt_now_mono_ns() + 20 * NSEC_PER_MSEC;
-	}
 	/* Scanned as soon as this drain round ends (probes, CFI ranges): new process or code. */
 	record__follow_note(r, (pid_t)pid);
 }
@@ -304,6 +304,7 @@ int record__run(struct recorder *r)
 				r->last_rescan_ns = now;
 			r->rescan = false;
 		}
+		cfimap__poll(r->cfi);
 		if (r->progress && now - r->last_progress_ns >= PROGRESS_NS)
 			record__progress(r, now, false);
 		if (r->sink.write_err) {
@@ -504,7 +505,7 @@ int record__open(struct recorder *r, int argc, char **argv)
 	if (o->cfi_walk) {
 		r->cfi = cfimap__new(bpf_map__fd(r->skel->maps.cfi_tables),
 				     bpf_map__fd(r->skel->maps.cfi_pages),
-				     bpf_map__fd(r->skel->maps.cfi_procs), CFI_BUDGET);
+				     bpf_map__fd(r->skel->maps.cfi_procs), o->cfi_budget);
 		/* Before the child exists: nothing of it waits on the tables. */
 		if (o->cmd)
 			cfimap__preload(r->cfi, r->exe_buf);
@@ -610,6 +611,7 @@ int record__attach(struct recorder *r)
 	record__step(r, true, "attaching to pid %d: scheduler tracepoints", r->pid);
 	if (attach_sched(r))
 		goto out;
+	record__follow_attach_hook(r);
 	if (o->cmd) {
 		attacher__attach_object(r->att, r->pid, r->exe_buf);
 		attacher__attach_like_self(r->att, r->pid, "libc.so");

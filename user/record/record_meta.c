@@ -245,6 +245,10 @@ void record__write_counters(struct recorder *r, uint32_t type)
 				 (unsigned long long)cs->max_bytes);
 		capture_buf__key(&kv, CK_UNWIND_TABLE_MAX_OBJECT, "%s", cs->max_name);
 		capture_buf__key(&kv, CK_UNWIND_BUILD_NS, "%llu", (unsigned long long)cs->build_ns);
+		capture_buf__key(&kv, CK_UNWIND_TABLE_BUDGET, "%llu", (unsigned long long)cs->budget);
+		capture_buf__key(&kv, CK_UNWIND_OBJECTS_OVER_BUDGET, "%u", cs->over_budget);
+		capture_buf__key(&kv, CK_UNWIND_RESCAN_MAX_NS, "%llu",
+				 (unsigned long long)cs->update_max_ns);
 	}
 	capture_buf__key(&kv, CK_STACKS_RESENT, "%llu", (unsigned long long)r->sink.stacks_resent);
 	capture_buf__key(&kv, CK_STACKS_UNRESOLVED, "%llu",
@@ -322,12 +326,13 @@ void record__report_unwind(struct recorder *r)
 {
 	const struct cfimap_stats *cs = cfimap__stats(r->cfi);
 	uint64_t walks = r->stats[GT_STAT_UNW_WALKS];
-	char size[32], max[32];
+	char size[32], max[32], bud[32];
 
 	gt_info("cfi: %llu user stacks walked, %.1f%% to the thread's root (%.1f frames each); "
 		"ended: %llu in no mapping, %llu no table, %llu no row, %llu unsupported rule, "
 		"%llu bad read, %llu at %d frames; tables: %u objects (%u frame pointers), "
-		"%llu rows, %s (largest %s, %s), built in %.0f ms",
+		"%llu rows, %s of %s (largest %s, %s), %u cut by the budget, built in %.0f ms "
+		"(longest rescan %.0f ms)",
 		(unsigned long long)walks,
 		walks ? 100.0 * (double)r->stats[GT_STAT_UNW_ROOT] / (double)walks : 0.0,
 		walks ? (double)r->stats[GT_STAT_UNW_FRAMES] / (double)walks : 0.0,
@@ -338,8 +343,10 @@ void record__report_unwind(struct recorder *r)
 		(unsigned long long)r->stats[GT_STAT_UNW_BAD_READ],
 		(unsigned long long)r->stats[GT_STAT_UNW_DEPTH], GT_STACK_DEPTH, cs->cfi_objects,
 		cs->fp_objects, (unsigned long long)cs->rows,
-		gt_fmt_bytes(cs->bytes, size, sizeof(size)), cs->max_name[0] ? cs->max_name : "-",
-		gt_fmt_bytes(cs->max_bytes, max, sizeof(max)), (double)cs->build_ns / 1e6);
+		gt_fmt_bytes(cs->bytes, size, sizeof(size)),
+		gt_fmt_bytes(cs->budget, bud, sizeof(bud)), cs->max_name[0] ? cs->max_name : "-",
+		gt_fmt_bytes(cs->max_bytes, max, sizeof(max)), cs->over_budget,
+		(double)cs->build_ns / 1e6, (double)cs->update_max_ns / 1e6);
 }
 
 /* ---- BPF counters: LOSS records and the reader's nice ---- */

@@ -19,6 +19,7 @@
 #define DWARF_SAMPLE_BYTES 4096 /* snapshot per CPU sample with --dwarf-samples */
 #define CFI_SAMPLE_BYTES   1024 /* default --cfi-samples: see README, "Code without frame pointers" */
 #define CFI_RATE	   4000 /* default --cfi-rate: one busy thread's 4 kHz, ~3.6% of a CPU */
+#define CFI_BUDGET	   (256ULL << 20) /* default --cfi-budget: PyTorch's ~64M, 4 times */
 
 static void usage(FILE *f)
 {
@@ -61,13 +62,17 @@ static void usage(FILE *f)
 		"      --stacks cfi|fp|dwarf|none\n"
 		"                          user stacks (default cfi: walked in the kernel with\n"
 		"                          each object's own CFI (.eh_frame), compiled by\n"
-		"                          gaptrace into tables of at most 64 MiB, frame\n"
+		"                          gaptrace into tables within --cfi-budget, frame\n"
 		"                          pointers where an object has them throughout; fp:\n"
 		"                          frame pointers only, walked in\n"
 		"                          the kernel; dwarf: for binaries built without frame\n"
 		"                          pointers: registers and --stack-bytes of stack are\n"
 		"                          copied at each switch-out and unwound with DWARF CFI\n"
 		"                          by gaptrace for intervals >= --dwarf-min; none)\n"
+		"      --cfi-budget SIZE   kernel memory for all CFI tables (default 256M, 1M to\n"
+		"                          4G; libLLVM takes ~8.3M, PyTorch's libraries ~64M);\n"
+		"                          objects past it are cut or left to the fp walk,\n"
+		"                          counted on record's 'cfi:' line\n"
 		"      --no-stacks         same as --stacks none\n"
 		"      --stack-bytes SIZE  stack copied per dwarf snapshot (default 8K, at most\n"
 		"                          16K); deeper frames are lost\n"
@@ -164,6 +169,7 @@ enum {
 	OPT_CFI_SAMPLES,
 	OPT_CFI_OBJECTS,
 	OPT_CFI_RATE,
+	OPT_CFI_BUDGET,
 	OPT_NO_FOLLOW,
 	OPT_RINGBUF,
 	OPT_ATTACH,
@@ -195,6 +201,7 @@ const struct option record_options[] = {
     {"cfi-samples", required_argument, NULL, OPT_CFI_SAMPLES},
     {"cfi-objects", required_argument, NULL, OPT_CFI_OBJECTS},
     {"cfi-rate", required_argument, NULL, OPT_CFI_RATE},
+    {"cfi-budget", required_argument, NULL, OPT_CFI_BUDGET},
     {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
     {"ringbuf-size", required_argument, NULL, OPT_RINGBUF},
     GT_LONGOPT_MIN_GAP,
@@ -230,6 +237,7 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 	o->dwarf_min_ns = NSEC_PER_MSEC;
 	o->cfi_sample_bytes = CFI_SAMPLE_BYTES;
 	o->cfi_rate = CFI_RATE;
+	o->cfi_budget = CFI_BUDGET;
 	o->default_probes = true;
 	o->follow_children = true;
 	o->progress = -1;
@@ -365,6 +373,13 @@ int record__parse_opts(int argc, char **argv, struct record_opts *o)
 			o->cfi_rate = (uint32_t)v;
 			break;
 		}
+		case OPT_CFI_BUDGET:
+			if (gt_parse_size(optarg, &o->cfi_budget) || o->cfi_budget < (1ULL << 20) ||
+			    o->cfi_budget > (4ULL << 30)) {
+				gt_err("bad --cfi-budget '%s': use 1M to 4G, e.g. 512M", optarg);
+				return -1;
+			}
+			break;
 		case OPT_CFI_OBJECTS:
 			k = gt_opt_choice("--cfi-objects", optarg, cfi_objects);
 			if (k < 0)

@@ -48,6 +48,7 @@ struct record_opts {
 	uint32_t dwarf_sample_bytes; /* --dwarf-samples: snapshot size, 0 off */
 	uint32_t cfi_sample_bytes;   /* --cfi-samples: snapshot size in fp-less code, 0 off */
 	uint32_t cfi_rate;	     /* --cfi-rate: such snapshots per second at most, 0 no limit */
+	uint64_t cfi_budget;	     /* --cfi-budget: bytes of kernel memory for all CFI tables */
 	bool cfi_all;		     /* --cfi-objects all: not only the system libraries */
 	bool default_probes;
 	bool follow_children;
@@ -158,6 +159,8 @@ void record__audit_exe(struct recorder *r);
 void record__follow_note(struct recorder *r, pid_t pid);
 int record__follow_existing(struct recorder *r);
 void record__follow_rescan(struct recorder *r, bool all);
+/* Attaches the BPF notice of new executable mappings (a dlopen): a rescan at once. */
+void record__follow_attach_hook(struct recorder *r);
 void record__follow_emit_mappings(struct recorder *r);
 bool record__follow_traced(struct recorder *r, pid_t pid);
 /* How many followed processes other than the target still have a live thread. */

@@ -495,7 +495,7 @@ void record_sink__feed(struct record_sink *s, const void *data, size_t size)
 
 		/* The loader's hook: a rescan of that process, nothing to keep. */
 		if (t->event == GT_TASK_LOADED) {
-			s->cfg.ops->task(s->cfg.ctx, t->pid, false);
+			s->cfg.ops->task(s->cfg.ctx, t->pid, t->event);
 			return;
 		}
 		/*
@@ -504,12 +504,12 @@ void record_sink__feed(struct record_sink *s, const void *data, size_t size)
 		 * children zombies: their maps read empty, not missing).
 		 */
 		if (t->event == GT_TASK_EXIT && t->tid == t->pid)
-			s->cfg.ops->task(s->cfg.ctx, t->pid, false);
+			s->cfg.ops->task(s->cfg.ctx, t->pid, t->event);
 		if (t->event == GT_TASK_NEW_PROCESS || t->event == GT_TASK_EXEC) {
 			if (t->event == GT_TASK_EXEC && s->cfg.unw)
 				unwinder__forget(s->cfg.unw, t->pid);
 			/* The recorder forgets the symbols of an exec and rescans. */
-			s->cfg.ops->task(s->cfg.ctx, t->pid, t->event == GT_TASK_EXEC);
+			s->cfg.ops->task(s->cfg.ctx, t->pid, t->event);
 		}
 		break;
 	}

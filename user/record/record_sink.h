@@ -29,11 +29,11 @@ struct record_sink_ops {
 	int (*resolve)(void *ctx, uint32_t pid, uint64_t ip, const char **name, uint32_t *off,
 		       const char **module);
 	/*
-	 * A TASK record announced a new process, an exec (exec true), a
-	 * change of the loader's link map (a dlopen) or its leader's exit
-	 * in pid.
+	 * A TASK record announced a new process, an exec, new code mapped
+	 * (a dlopen: GT_TASK_LOADED) or its leader's exit in pid; event is
+	 * the record's (enum gt_task_event).
 	 */
-	void (*task)(void *ctx, uint32_t pid, bool exec);
+	void (*task)(void *ctx, uint32_t pid, uint32_t event);
 	/*
 	 * Optional, both or neither: where frame ip of user process pid lies
 	 * (caller: ip is a return address), in two words kept until

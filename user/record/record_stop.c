@@ -135,12 +135,13 @@ void record__cleanup(struct recorder *r)
 	capture_writer__close(r->w);
 	ring_buffer__free(r->rb);
 	attacher__free(r->att);
+	/* Its worker loads tables into the skeleton's maps: stopped first. */
+	cfimap__free(r->cfi);
 	gaptrace_bpf__destroy(r->skel);
 	syms_cache__free(r->syms);
 	unwinder__free(r->unw);
 	fp_audit__free(r->fpa);
 	fpless__free(r->fpless);
-	cfimap__free(r->cfi);
 	if (r->pidfd >= 0)
 		close(r->pidfd);
 	record_sink__fini(&r->sink);
