@@ -9,7 +9,8 @@ those probes off and puts them back with --window 1s --gpu-duty 1s/3s:
 
   1. each segment's GPU source (its END, as `gaptrace report` shows it)
      follows the cycle: windows 0, 3, 6, ... collected (the first after the
-     attach "partial", the others complete), the rest "none";
+     attach "partial", the others complete but for a rare one whose probes
+     the kernel registered late), the rest "none";
   2. collected windows hold GPU work; windows without collection hold
      little (the probes really went off: at most the records fired before
      they closed and in the lead before the next collected window);
@@ -111,9 +112,13 @@ def check_life(segs, fails, what):
                          (what, k, idx, src, "collected" if on else "none"))
         if on and k == 0 and "partial" not in src:
             fails.append("%s: the first window after the attach is not said partial: %s" % (what, src))
-        if on and k > 0 and "partial" in src and k < len(segs) - 1:
-            fails.append("%s window %d: partial though the probes went on ahead: %s" % (what, k, src))
         (covered if on else none).append((idx, ops, figs))
+    # The probes go on half a window ahead; a uprobe registration can take the kernel
+    # longer on a loaded host, and the window then says partial: rare, never the rule.
+    late = sum(1 for k, s in enumerate(segs) if k and k % PERIOD == 0 and "partial" in s[1])
+    if late * 2 > len(covered) - 1:
+        fails.append("%s: %d of %d collected windows after the first say partial" %
+                     (what, late, len(covered) - 1))
     return covered, none
 
 
@@ -166,8 +171,9 @@ def main():
                 fails.append("%s: %d windows, too few" % (what, len(life)))
                 continue
             covered, none = check_life(life, fails, what)
-            # The last window ends with the target: it may be too short for GPU work.
-            empty = [idx for idx, ops, _ in covered if not ops and idx != life[-1][0]]
+            # The first (partial: the target may not have started) and the last (it ends
+            # with the target) may be too short for GPU work.
+            empty = [idx for idx, ops, _ in covered[1:] if not ops and idx != life[-1][0]]
             if empty:
                 fails.append("%s: collected windows without GPU work: %s" % (what, empty))
             per_cov = sum(ops for _, ops, _ in covered) / len(covered)
