@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "monitor/duty.h"
 #include "monitor/flight.h"
 #include "monitor/http.h"
 #include "monitor/match.h"
@@ -79,14 +80,14 @@ static void test_prom_windows(void **state)
 
 	(void)state;
 	window_one(&r, &d, g);
-	prom__add_window(&p, &r);
+	prom__add_window(&p, &r, PROM_COV_FULL, 1.0);
 	/* The second window: GPU work again 200 ms after the first window's last. */
 	d.busy_ns = 500 * NSEC_PER_MSEC;
 	d.span_ns = 1000 * NSEC_PER_MSEC;
 	d.first_ns = 2000 * NSEC_PER_MSEC;
 	d.last_ns = 3000 * NSEC_PER_MSEC;
 	r.ngaps = 1;
-	prom__add_window(&p, &r);
+	prom__add_window(&p, &r, PROM_COV_FULL, 1.0);
 	p.restarts = 1;
 	t = prom__render(&p, &len);
 	assert_non_null(t);
@@ -111,12 +112,139 @@ static void test_prom_windows(void **state)
 	assert_true(has_line(t, "gaptrace_gap_length_seconds_count{device=\"0\"} 3"));
 	assert_true(has_line(t, "gaptrace_window_efficiency_ratio{device=\"0\"} 0.500000"));
 	assert_true(has_line(t, "gaptrace_boundary_idle_seconds_total{device=\"0\"} 0.200000000"));
-	assert_true(has_line(t, "gaptrace_window_gpu_source_info{source=\"usdt\"} 1"));
+	assert_true(
+	    has_line(t, "gaptrace_window_gpu_source_info{source=\"usdt\",coverage=\"full\"} 1"));
 	assert_true(has_line(t, "gaptrace_windows_total 2"));
 	assert_true(has_line(t, "gaptrace_target_restarts_total 1"));
 	assert_true(has_line(t, "# TYPE gaptrace_gap_length_seconds histogram"));
 	assert_true(has_line(t, "# TYPE gaptrace_gap_seconds_total counter"));
 	free(t);
+}
+
+/*
+ * --gpu-duty: a window without GPU collection adds nothing to the busy and
+ * gap counters even when its segment holds GPU records (the last ones of
+ * the window before), keeps the last covered window's efficiency, and the
+ * idle across it is no boundary idle.
+ */
+static void test_prom_uncovered_windows(void **state)
+{
+	struct prom p = {0};
+	struct an_result r;
+	struct an_device d;
+	struct an_gap g[2];
+	size_t len;
+	char *t;
+
+	(void)state;
+	window_one(&r, &d, g);
+	prom__add_window(&p, &r, PROM_COV_FULL, 10.0);
+	/* Uncovered: the same numbers must not count. */
+	d.busy_ns = 100 * NSEC_PER_MSEC;
+	d.first_ns = 2000 * NSEC_PER_MSEC;
+	d.last_ns = 2100 * NSEC_PER_MSEC;
+	prom__add_window(&p, &r, PROM_COV_NONE, 0);
+	t = prom__render(&p, &len);
+	assert_non_null(t);
+	assert_true(has_line(t, "gaptrace_gpu_busy_seconds_total{device=\"0\"} 0.600000000"));
+	assert_true(has_line(t, "gaptrace_gaps_total{device=\"0\",kind=\"inter-unit\"} 1"));
+	assert_true(has_line(t, "gaptrace_window_efficiency_ratio{device=\"0\"} 0.750000"));
+	assert_true(
+	    has_line(t, "gaptrace_window_gpu_source_info{source=\"none\",coverage=\"none\"} 1"));
+	free(t);
+	/* Covered again, 100 s later: its work counts, the 100 s of nothing are no boundary idle. */
+	d.busy_ns = 500 * NSEC_PER_MSEC;
+	d.span_ns = 1000 * NSEC_PER_MSEC;
+	d.first_ns = 100000 * NSEC_PER_MSEC;
+	d.last_ns = 101000 * NSEC_PER_MSEC;
+	prom__add_window(&p, &r, PROM_COV_PARTIAL, 8.5);
+	t = prom__render(&p, &len);
+	assert_non_null(t);
+	assert_true(has_line(t, "gaptrace_gpu_busy_seconds_total{device=\"0\"} 1.100000000"));
+	assert_true(has_line(t, "gaptrace_gap_seconds_total{device=\"0\",category=\"lock\","
+				"kind=\"inter-unit\"} 0.004000000"));
+	assert_true(has_line(t, "gaptrace_boundary_idle_seconds_total{device=\"0\"} 0.000000000"));
+	assert_true(has_line(t, "gaptrace_window_efficiency_ratio{device=\"0\"} 0.500000"));
+	assert_true(
+	    has_line(t, "gaptrace_window_gpu_source_info{source=\"usdt\",coverage=\"partial\"} 1"));
+	assert_true(has_line(t, "gaptrace_gpu_windows_total{coverage=\"full\"} 1"));
+	assert_true(has_line(t, "gaptrace_gpu_windows_total{coverage=\"partial\"} 1"));
+	assert_true(has_line(t, "gaptrace_gpu_windows_total{coverage=\"none\"} 1"));
+	assert_true(has_line(t, "gaptrace_gpu_covered_seconds_total 18.500"));
+	assert_true(has_line(t, "gaptrace_windows_total 3"));
+	free(t);
+}
+
+/*
+ * The duty cycle's schedule: ON and PERIOD in whole windows, the probes on
+ * DUTY_LEAD_NS before an ON window, off at its end, and each window's
+ * coverage: the first after the attach partial, the next full, OFF ones none.
+ */
+static void test_duty_schedule(void **state)
+{
+	const uint64_t W = 10 * NSEC_PER_SEC, T0 = 1000 * NSEC_PER_SEC;
+	uint64_t on, period, cov_ns, now = T0;
+	struct gpu_duty d;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(gpu_duty__parse("always", &on, &period, err, sizeof(err)), 0);
+	assert_int_equal(period, 0);
+	assert_int_equal(gpu_duty__parse("20s/60s", &on, &period, err, sizeof(err)), 0);
+	assert_int_equal(on, 20 * NSEC_PER_SEC);
+	assert_int_equal(period, 60 * NSEC_PER_SEC);
+	assert_int_equal(gpu_duty__parse("60s/20s", &on, &period, err, sizeof(err)), -1);
+	assert_int_equal(gpu_duty__parse("10s", &on, &period, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "ON/PERIOD"));
+	assert_int_equal(gpu_duty__init(&d, 15 * NSEC_PER_SEC, period, W, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "whole windows"));
+	assert_int_equal(gpu_duty__init(&d, on, period, W, err, sizeof(err)), 0);
+	assert_true(gpu_duty__ratio(&d) > 0.333 && gpu_duty__ratio(&d) < 0.334);
+	/* Windows 0, 1 on; 2, 3, 4 off; 5 off; 6, 7 on. */
+	assert_true(gpu_duty__window_on(&d, 0) && gpu_duty__window_on(&d, 1));
+	assert_false(gpu_duty__window_on(&d, 2) || gpu_duty__window_on(&d, 5));
+	assert_true(gpu_duty__window_on(&d, 6));
+
+	gpu_duty__attached(&d, now);
+	assert_int_equal(gpu_duty__switch(&d, now + NSEC_PER_SEC), -1);
+	now += W;
+	assert_int_equal(gpu_duty__window_end(&d, now, &cov_ns), PROM_COV_PARTIAL);
+	assert_int_equal(cov_ns, W - DUTY_SETTLE_NS);
+	now += W;
+	assert_int_equal(gpu_duty__window_end(&d, now, &cov_ns), PROM_COV_FULL);
+	assert_int_equal(cov_ns, W);
+	/* Window 2 is off: the probes go off at once. */
+	assert_int_equal(gpu_duty__switch(&d, now), 0);
+	gpu_duty__gated(&d, false, true, now);
+	assert_int_equal(gpu_duty__switch(&d, now + 5 * NSEC_PER_SEC), -1);
+	for (int k = 2; k < 5; k++) {
+		now += W;
+		assert_int_equal(gpu_duty__window_end(&d, now, &cov_ns), PROM_COV_NONE);
+		assert_int_equal(cov_ns, 0);
+	}
+	/* Window 5 is the last off one: the probes go on DUTY_LEAD_NS before its end. */
+	assert_int_equal(gpu_duty__switch(&d, now + W - DUTY_LEAD_NS - 1), -1);
+	/* A failed try is retried a second later, not at once. */
+	gpu_duty__gated(&d, true, false, now + W - DUTY_LEAD_NS);
+	assert_int_equal(gpu_duty__switch(&d, now + W - DUTY_LEAD_NS + 1), -1);
+	assert_int_equal(gpu_duty__switch(&d, now + W - DUTY_LEAD_NS + NSEC_PER_SEC), 1);
+	gpu_duty__gated(&d, true, true, now + W - DUTY_LEAD_NS + NSEC_PER_SEC);
+	now += W;
+	/* On in its last second: still none, as planned. */
+	assert_int_equal(gpu_duty__window_end(&d, now, &cov_ns), PROM_COV_NONE);
+	now += W;
+	assert_int_equal(gpu_duty__window_end(&d, now, &cov_ns), PROM_COV_FULL);
+	assert_int_equal(cov_ns, W);
+
+	/* Always: on in every window, never switched. */
+	assert_int_equal(gpu_duty__init(&d, 0, 0, W, err, sizeof(err)), 0);
+	gpu_duty__attached(&d, T0);
+	assert_int_equal(gpu_duty__window_end(&d, T0 + W, &cov_ns), PROM_COV_PARTIAL);
+	for (int k = 1; k < 30; k++) {
+		assert_int_equal(gpu_duty__switch(&d, T0 + k * W + 1), -1);
+		assert_int_equal(gpu_duty__window_end(&d, T0 + (k + 1) * W, &cov_ns),
+				 PROM_COV_FULL);
+	}
 }
 
 /* Device ids are the producer's: past PROM_DEVICES they share one label value. */
@@ -136,7 +264,7 @@ static void test_prom_bounded_devices(void **state)
 	}
 	r.devices = d;
 	r.ndevices = PROM_DEVICES + 5;
-	prom__add_window(&p, &r);
+	prom__add_window(&p, &r, PROM_COV_FULL, 1.0);
 	t = prom__render(&p, &len);
 	assert_non_null(t);
 	assert_true(has_line(t, "gaptrace_gpu_busy_seconds_total{device=\"other\"} 5.000000000"));
@@ -354,6 +482,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_prom_windows),
 	    cmocka_unit_test(test_prom_bounded_devices),
+	    cmocka_unit_test(test_prom_uncovered_windows),
+	    cmocka_unit_test(test_duty_schedule),
 	    cmocka_unit_test(test_flight_retention_and_snapshot),
 	    cmocka_unit_test(test_flight_age),
 	    cmocka_unit_test(test_match_name),

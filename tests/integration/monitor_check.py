@@ -152,7 +152,7 @@ def main():
                             "--dir", os.path.join(w, "seg"), "--listen", "127.0.0.1:%d" % mport,
                             "--textfile", os.path.join(w, "tf"), "--keep", "0",
                             "--keep-size", "4096", "--snapshot-below", "0.99",
-                            "--record-opt=--gpu", "--record-opt=none"],
+                            "--gpu-duty", "always", "--record-opt=--gpu", "--record-opt=none"],
                            stdout=mlog, stderr=subprocess.STDOUT)
     prom = subprocess.Popen(["/usr/bin/prometheus", "--config.file=" + os.path.join(w, "prometheus.yml"),
                              "--storage.tsdb.path=" + os.path.join(w, "prom-data"),

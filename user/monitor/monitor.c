@@ -16,6 +16,7 @@
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
+#include "monitor/duty.h"
 #include "monitor/flight.h"
 #include "monitor/http.h"
 #include "monitor/monitor.h"
@@ -53,6 +54,7 @@ struct monitor {
 	uint64_t lost_done, rb_done; /* lost events and ring-buffer bytes of earlier recorders */
 	uint64_t windows_since_low_snap;
 	struct recorder *rec;
+	struct gpu_duty duty;
 	int nice; /* the monitor's own, restored after each target */
 };
 
@@ -139,7 +141,7 @@ static void snapshot(struct monitor *m, const char *why)
  * The segment at path ended: analysed exactly as `gaptrace report` does
  * (default options), its numbers added to the metrics.
  */
-static void window_done(struct monitor *m, const char *path)
+static void window_done(struct monitor *m, const char *path, enum prom_cov cov, uint64_t covered_ns)
 {
 	struct an_result *res = NULL;
 	struct an_opts ao;
@@ -155,17 +157,18 @@ static void window_done(struct monitor *m, const char *path)
 		capture__close(c);
 		return;
 	}
-	prom__add_window(&m->prom, res);
+	prom__add_window(&m->prom, res, cov, (double)covered_ns / 1e9);
 	m->prom.analysis_s = (double)(gt_now_mono_ns() - t0) / 1e9;
 	m->prom.window_end_s = (double)gt_now_real_ns() / 1e9;
 	for (size_t i = 0; i < res->ndevices; i++) {
 		const struct an_device *d = &res->devices[i];
 
-		if (d->span_ns && (double)d->busy_ns / (double)d->span_ns < m->o->snapshot_below)
+		if (cov != PROM_COV_NONE && d->span_ns &&
+		    (double)d->busy_ns / (double)d->span_ns < m->o->snapshot_below)
 			low = true;
 	}
-	gt_dbg("window %s: %zu devices, %zu gaps, GPU source %s", path, res->ndevices, res->ngaps,
-	       res->gpu_source ? res->gpu_source : "?");
+	gt_dbg("window %s: %zu devices, %zu gaps, GPU source %s, coverage %s", path, res->ndevices,
+	       res->ngaps, res->gpu_source ? res->gpu_source : "?", prom_cov_names[cov]);
 	an_result__free(res);
 	capture__close(c);
 	m->windows_since_low_snap++;
@@ -176,20 +179,69 @@ static void window_done(struct monitor *m, const char *path)
 	publish(m, true);
 }
 
-/* Ends the current window: a new segment, then the old one analysed. */
+/*
+ * The GPU probes on or off as the duty cycle wants them now.  Off is at
+ * once (the links close on other threads); on can take the kernel a second.
+ */
+static void gate(struct monitor *m, uint64_t now)
+{
+	int want = gpu_duty__switch(&m->duty, now);
+	int rc;
+
+	if (want < 0)
+		return;
+	rc = recorder__gpu_gate(m->rec, want);
+	if (rc < 0 && want)
+		gt_warn("cannot attach the GPU probes again (%s): this GPU window is not "
+			"collected; trying again",
+			strerror(-rc));
+	gpu_duty__gated(&m->duty, want, rc >= 0, gt_now_mono_ns());
+	gt_dbg("GPU probes %s (%d links)", want ? "on" : "off", rc);
+}
+
+/* What the END of the window ending now says of its GPU source; its coverage. */
+static enum prom_cov window_source(struct monitor *m, uint64_t now, uint64_t *covered_ns)
+{
+	enum prom_cov cov = gpu_duty__window_end(&m->duty, now, covered_ns);
+	struct recorder_info ri;
+	char src[256];
+
+	recorder__info(m->rec, &ri);
+	if (cov == PROM_COV_NONE)
+		snprintf(src, sizeof(src),
+			 "none (GPU collection off in this window: gaptrace monitor --gpu-duty; "
+			 "the GPU records in it are not counted)");
+	else if (cov == PROM_COV_PARTIAL)
+		snprintf(src, sizeof(src),
+			 "%.120s (partial: GPU collection covered the last %.1f s)", ri.gpu_source,
+			 (double)*covered_ns / 1e9);
+	recorder__gpu_window(m->rec, cov == PROM_COV_FULL ? NULL : src);
+	return cov;
+}
+
+/* Ends the current window: a new segment, the GPU probes switched, then the old one analysed. */
 static void rotate(struct monitor *m, uint64_t now)
 {
+	struct gpu_duty keep = m->duty;
 	char old[PATH_MAX + 64];
 	const char *next;
+	enum prom_cov cov;
+	uint64_t covered;
 
 	flight__path(&m->flight, m->flight.n - 1, old, sizeof(old));
 	next = flight__next(&m->flight);
 	m->seg_start_ns = now;
-	if (recorder__rotate(m->rec, next))
-		return; /* the segment goes on; tried again at the next boundary */
+	cov = window_source(m, now, &covered);
+	if (recorder__rotate(m->rec, next)) {
+		/* The segment goes on, the same window; tried again at the next boundary. */
+		m->duty = keep;
+		recorder__gpu_window(m->rec, NULL);
+		return;
+	}
 	flight__closed(&m->flight, gt_now_mono_ns());
 	flight__begin(&m->flight);
-	window_done(m, old);
+	gate(m, now);
+	window_done(m, old, cov, covered);
 }
 
 static bool tick(struct recorder *r, uint64_t now, void *ctx)
@@ -205,6 +257,8 @@ static bool tick(struct recorder *r, uint64_t now, void *ctx)
 		snapshot(m, "signal");
 	} else if (now - m->seg_start_ns >= m->o->window_ns) {
 		rotate(m, now);
+	} else {
+		gate(m, now);
 	}
 	if (now - m->last_cost_ns >= COST_NS) {
 		m->last_cost_ns = now;
@@ -226,6 +280,8 @@ static int one_target(struct monitor *m, pid_t pid, unsigned *attaches)
 	struct recorder_info ri;
 	char last[PATH_MAX + 64];
 	const char *path = flight__next(&m->flight);
+	enum prom_cov cov;
+	uint64_t covered;
 	bool usage;
 	int rc;
 
@@ -243,11 +299,13 @@ static int one_target(struct monitor *m, pid_t pid, unsigned *attaches)
 	prom__new_target(&m->prom);
 	m->prom.attached = true;
 	m->seg_start_ns = m->last_cost_ns = gt_now_mono_ns();
+	gpu_duty__attached(&m->duty, m->seg_start_ns);
 	publish(m, true);
 	recorder__run(m->rec, tick, m);
 	recorder__info(m->rec, &ri);
 	if (!strcmp(ri.stop_reason, "SIGINT") || !strcmp(ri.stop_reason, "SIGTERM"))
 		stop_sig = SIGTERM;
+	cov = window_source(m, gt_now_mono_ns(), &covered);
 	rc = recorder__stop(m->rec);
 	recorder__info(m->rec, &ri);
 	m->lost_done += ri.lost;
@@ -259,7 +317,7 @@ static int one_target(struct monitor *m, pid_t pid, unsigned *attaches)
 	m->prom.attached = false;
 	flight__path(&m->flight, m->flight.n - 1, last, sizeof(last));
 	flight__closed(&m->flight, gt_now_mono_ns());
-	window_done(m, last);
+	window_done(m, last, cov, covered);
 	return rc ? -1 : 0;
 }
 
@@ -317,6 +375,9 @@ int monitor__run(struct monitor_opts *o)
 	bool pidfile = false;
 
 	m.nice = getpriority(PRIO_PROCESS, 0);
+	/* Checked with the options: cannot fail here. */
+	gpu_duty__init(&m.duty, o->gpu_on_ns, o->gpu_period_ns, o->window_ns, err, sizeof(err));
+	m.prom.duty = gpu_duty__ratio(&m.duty);
 	if (flight__open(&m.flight, o->dir, o->keep_ns, o->keep_bytes, err, sizeof(err))) {
 		gt_err("%s", err);
 		goto cleanup;
@@ -339,10 +400,13 @@ int monitor__run(struct monitor_opts *o)
 	}
 	install_signals();
 	publish(&m, true);
-	gt_info("monitoring %s: %.1f s windows, segments in %s%s%s%s%s", o->match.what,
-		(double)o->window_ns / 1e9, o->dir, o->listen ? ", metrics on http://" : "",
-		o->listen ? o->listen : "", o->textfile ? ", textfile in " : "",
-		o->textfile ? o->textfile : "");
+	gt_info("monitoring %s: %.1f s windows, GPU collection in %llu of every %llu, segments "
+		"in %s%s%s%s%s",
+		o->match.what, (double)o->window_ns / 1e9,
+		(unsigned long long)(m.duty.period_w ? m.duty.on_w : 1),
+		(unsigned long long)(m.duty.period_w ? m.duty.period_w : 1), o->dir,
+		o->listen ? ", metrics on http://" : "", o->listen ? o->listen : "",
+		o->textfile ? ", textfile in " : "", o->textfile ? o->textfile : "");
 	while (!stop_sig) {
 		pid_t pid = matcher__find(&o->match);
 

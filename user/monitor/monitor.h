@@ -16,9 +16,10 @@
 struct monitor_opts {
 	struct matcher match;
 	uint64_t window_ns;
-	const char *listen;   /* HOST:PORT, NULL: no endpoint */
-	const char *textfile; /* folder for gaptrace.prom, NULL: none */
-	const char *dir;      /* the flight recorder's segments */
+	uint64_t gpu_on_ns, gpu_period_ns; /* --gpu-duty; period 0: always on */
+	const char *listen;		   /* HOST:PORT, NULL: no endpoint */
+	const char *textfile;		   /* folder for gaptrace.prom, NULL: none */
+	const char *dir;		   /* the flight recorder's segments */
 	uint64_t keep_ns, keep_bytes;
 	double snapshot_below; /* snapshot when a window's efficiency is below; < 0 off */
 	char **record_opts;    /* extra `gaptrace record` options */

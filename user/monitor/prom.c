@@ -14,6 +14,8 @@
 const double prom_bounds[PROM_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 					  0.25,	 0.5,	 1,	2.5,  5,     10,   30};
 
+const char *const prom_cov_names[PROM_COV_MAX] = {"full", "partial", "none"};
+
 /* A device's slot: its own while there is room, then the shared "other". */
 static struct prom_dev *dev_slot(struct prom *p, uint32_t id)
 {
@@ -55,8 +57,22 @@ void prom__new_target(struct prom *p)
 		p->dev[i].last_end_ns = 0;
 }
 
-void prom__add_window(struct prom *p, const struct an_result *res)
+void prom__add_window(struct prom *p, const struct an_result *res, enum prom_cov cov,
+		      double covered_s)
 {
+	p->windows++;
+	p->gpu_windows[cov]++;
+	p->coverage = cov;
+	if (cov == PROM_COV_NONE) {
+		/*
+		 * Nothing seen is not idle: no gap, no busy time, and the idle
+		 * before the next covered window's first work is no boundary idle.
+		 */
+		snprintf(p->gpu_source, sizeof(p->gpu_source), "none");
+		prom__new_target(p);
+		return;
+	}
+	p->covered_s += covered_s;
 	for (int i = 0; i <= PROM_DEVICES; i++)
 		p->dev[i].efficiency = -1;
 	for (size_t i = 0; i < res->ndevices; i++) {
@@ -89,7 +105,6 @@ void prom__add_window(struct prom *p, const struct an_result *res)
 		pd->gap_count++;
 	}
 	source_label(p->gpu_source, sizeof(p->gpu_source), res->gpu_source);
-	p->windows++;
 }
 
 static void head(FILE *f, const char *name, const char *type, const char *help)
@@ -152,7 +167,8 @@ static void render_devices(FILE *f, const struct prom *p)
 			(unsigned long long)d->gap_count);
 	}
 	head(f, "gaptrace_window_efficiency_ratio", "gauge",
-	     "GPU busy / span of the last window (absent: no GPU work in it)");
+	     "GPU busy / span of the last window with GPU collection on (absent: no GPU work "
+	     "in it)");
 	FOR_DEV(p, d, l)
 	if (d->efficiency >= 0)
 		fprintf(f, "gaptrace_window_efficiency_ratio{device=\"%s\"} %.6f\n", l,
@@ -181,9 +197,22 @@ char *prom__render(const struct prom *p, size_t *len)
 	     "Time the monitor took to analyse the last window's segment");
 	fprintf(f, "gaptrace_window_analysis_seconds %.6f\n", p->analysis_s);
 	head(f, "gaptrace_window_gpu_source_info", "gauge",
-	     "The GPU activity source of the last window (usdt, cupti, uprobe)");
+	     "The GPU activity source of the last window (usdt, cupti, uprobe; none: GPU "
+	     "collection off) and how much of it the source covered (full, partial, none)");
 	if (p->gpu_source[0])
-		fprintf(f, "gaptrace_window_gpu_source_info{source=\"%s\"} 1\n", p->gpu_source);
+		fprintf(f, "gaptrace_window_gpu_source_info{source=\"%s\",coverage=\"%s\"} 1\n",
+			p->gpu_source, prom_cov_names[p->coverage]);
+	head(f, "gaptrace_gpu_windows_total", "counter",
+	     "Windows finished, by how much of each GPU collection covered (--gpu-duty)");
+	for (int c = 0; c < PROM_COV_MAX; c++)
+		fprintf(f, "gaptrace_gpu_windows_total{coverage=\"%s\"} %llu\n", prom_cov_names[c],
+			(unsigned long long)p->gpu_windows[c]);
+	head(f, "gaptrace_gpu_covered_seconds_total", "counter",
+	     "Window time with GPU collection on: the busy and gap counters cover only this");
+	fprintf(f, "gaptrace_gpu_covered_seconds_total %.3f\n", p->covered_s);
+	head(f, "gaptrace_gpu_duty_ratio", "gauge",
+	     "Share of windows with GPU collection on, as configured (--gpu-duty; 1: always)");
+	fprintf(f, "gaptrace_gpu_duty_ratio %.6f\n", p->duty);
 	head(f, "gaptrace_lost_events_total", "counter",
 	     "Events lost before reaching the monitor (ring buffer full, stacks, maps)");
 	fprintf(f, "gaptrace_lost_events_total %llu\n", (unsigned long long)p->lost);

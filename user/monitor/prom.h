@@ -16,6 +16,16 @@
 #define PROM_DEVICES 16 /* devices with labels of their own; more share device="other" */
 #define PROM_BUCKETS 14 /* gap-length histogram buckets, +Inf apart */
 
+/* How much of a window had GPU collection on (monitor --gpu-duty). */
+enum prom_cov {
+	PROM_COV_FULL,	  /* all of it */
+	PROM_COV_PARTIAL, /* from some point on (the first window after an attach) */
+	PROM_COV_NONE,	  /* none: its GPU data, if any, is not counted */
+	PROM_COV_MAX,
+};
+
+extern const char *const prom_cov_names[PROM_COV_MAX];
+
 struct prom_dev {
 	bool used;
 	uint32_t id;
@@ -40,15 +50,25 @@ struct prom {
 	uint64_t rss;	   /* its resident memory */
 	uint64_t rb_bytes; /* ring-buffer bytes read, all recorders together */
 	uint64_t disk_bytes, segments, snapshots;
-	double window_end_s; /* UNIX time of the last window's end, 0 none */
-	double analysis_s;   /* how long the last window's analysis took */
-	char gpu_source[32]; /* the last window's GPU source, a label value */
+	double window_end_s;		    /* UNIX time of the last window's end, 0 none */
+	double analysis_s;		    /* how long the last window's analysis took */
+	char gpu_source[32];		    /* the last window's GPU source, a label value */
+	enum prom_cov coverage;		    /* the last window's */
+	uint64_t gpu_windows[PROM_COV_MAX]; /* windows by coverage */
+	double covered_s;		    /* window time with GPU collection on */
+	double duty;			    /* configured share of windows with it on (1: always) */
 };
 
 extern const double prom_bounds[PROM_BUCKETS];
 
-/* Adds one window's analysis; a new target process (restart) forgets where GPU work ended. */
-void prom__add_window(struct prom *p, const struct an_result *res);
+/*
+ * Adds one window's analysis, whose GPU collection covered covered_s of it
+ * (cov): an uncovered window adds nothing to the busy and gap counters and
+ * leaves the efficiency of the last covered one.  A new target process
+ * (restart) forgets where GPU work ended.
+ */
+void prom__add_window(struct prom *p, const struct an_result *res, enum prom_cov cov,
+		      double covered_s);
 void prom__new_target(struct prom *p);
 /* Writes the exposition text into a malloc'd NUL-terminated buffer (*len bytes); NULL on failure. */
 char *prom__render(const struct prom *p, size_t *len);

@@ -671,6 +671,7 @@ void attacher__forget(struct attacher *a, pid_t pid)
 		if (a->seen[i].pid != pid)
 			a->seen[n++] = a->seen[i];
 	a->nseen = n;
+	attach__gate_forget(a, pid);
 	attach__reap(a, pid);
 }
 

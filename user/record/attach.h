@@ -138,6 +138,15 @@ bool attacher__detach_pending(struct attacher *a, size_t *closed, size_t *total)
  */
 void attacher__on_progress(struct attacher *a,
 			   void (*fn)(void *ctx, size_t objects, unsigned links), void *ctx);
+/*
+ * The GPU activity probes (USDT gpu_launch, gpu_op, gpu_batch) off or on,
+ * in every object seen so far and those found later; the rest stays.  Off
+ * releases their links (on the reapers' threads: no wait here), which
+ * zeroes the probes' semaphores, so the CUPTI library disables its activity
+ * records and hands CUPTI back; on attaches them again.  Returns the links
+ * changed, or -errno when none of several could be attached.
+ */
+int attacher__gpu_gate(struct attacher *a, bool on);
 /* Waits for the detach, frees everything. NULL-safe. */
 void attacher__free(struct attacher *a);
 

@@ -248,6 +248,7 @@ void attacher__free(struct attacher *a)
 	pthread_mutex_destroy(&a->usdt_lock);
 	pthread_mutex_destroy(&a->reap_lock);
 	pthread_cond_destroy(&a->reap_cond);
+	attach__gate_free(a);
 	free(a->links);
 	free(a->reap);
 	free(a->perf_fds);

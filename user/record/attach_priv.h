@@ -15,6 +15,7 @@
 struct gaptrace_bpf;
 struct probe_table;
 struct bpf_link;
+struct gate_site;
 
 /* A link and what it holds: the process it serves, libbpf's USDT spec ids. */
 struct gt_link {
@@ -80,6 +81,9 @@ struct attacher {
 	uint64_t detach_from_ns;
 	void (*progress)(void *ctx, size_t objects, unsigned links); /* attacher__on_progress */
 	void *progress_ctx;
+	struct gate_site *gate; /* attach_gate.c: the GPU activity probes' sites */
+	size_t ngate, gate_cap;
+	bool gate_off; /* attacher__gpu_gate(false): those probes stay off */
 };
 
 /* attach.c */
@@ -100,6 +104,22 @@ struct bpf_link *attach__multi_link(struct attacher *a, const struct bpf_program
 				    size_t cnt, bool ret);
 /* attach_usdt.c: the USDT probes of the object at path, for pid. */
 int attach__usdt(struct attacher *a, pid_t pid, const char *path);
+/* The USDT probe usdt_names[i] of the object at path, for pid: one link, or NULL (errno). */
+struct bpf_link *attach__usdt_probe(struct attacher *a, size_t i, pid_t pid, const char *path,
+				    unsigned specs);
+/*
+ * attach_gate.c: the GPU activity probes (gpu_launch, gpu_op, gpu_batch:
+ * usdt_names[i] with attach__gated(i)) of each object are remembered, so
+ * that attacher__gpu_gate can take them off and put them back.  Returns
+ * true when the probe must not be attached now (the gate is off); *site
+ * gets the site to give the link to (attach__gate_link), NULL if none.
+ */
+bool attach__gated(size_t i);
+bool attach__gate_hold(struct attacher *a, pid_t pid, const char *path, size_t i, unsigned specs,
+		       size_t *site);
+void attach__gate_link(struct attacher *a, size_t site, struct bpf_link *l);
+void attach__gate_forget(struct attacher *a, pid_t pid);
+void attach__gate_free(struct attacher *a);
 /* attach_detach.c */
 void attach__reapers_start(struct attacher *a);
 /* Hands the links of pid to the reapers. */

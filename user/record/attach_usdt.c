@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <bpf/libbpf.h>
@@ -106,9 +107,15 @@ int attach__usdt(struct attacher *a, pid_t pid, const char *path)
 		return 0;
 	for (size_t i = 0; i < GT_ARRAY_SIZE(usdt_names); i++) {
 		struct bpf_link *l;
+		size_t site = SIZE_MAX;
 
 		if (!census[i].sites || !usdt_fits(a, pid, path, usdt_names[i], &census[i]))
 			continue;
+		if (attach__gated(i) &&
+		    attach__gate_hold(a, pid, path, i, census[i].specs, &site)) {
+			a->usdt_seen |= 1U << i;
+			continue;
+		}
 		l = usdt_link(a, usdt_prog(a, i), pid, path, usdt_names[i], census[i].specs);
 		if (!l && a->gone) {
 			attach__warn_gone(a, pid, "USDT probe", usdt_names[i]);
@@ -122,6 +129,7 @@ int attach__usdt(struct attacher *a, pid_t pid, const char *path)
 			continue;
 		}
 		attach__add_link(a, l, census[i].specs, true);
+		attach__gate_link(a, site, l);
 		a->usdt_links++;
 		a->usdt_seen |= 1U << i;
 		n++;
@@ -129,6 +137,12 @@ int attach__usdt(struct attacher *a, pid_t pid, const char *path)
 	if (n)
 		gt_dbg("attached %d USDT probes in %s (pid %d)", n, path, pid);
 	return n;
+}
+
+struct bpf_link *attach__usdt_probe(struct attacher *a, size_t i, pid_t pid, const char *path,
+				    unsigned specs)
+{
+	return usdt_link(a, usdt_prog(a, i), pid, path, usdt_names[i], specs);
 }
 
 unsigned attacher__usdt_links(const struct attacher *a)

@@ -71,6 +71,19 @@ int recorder__run(struct recorder *r, bool (*tick)(struct recorder *r, uint64_t 
  * path.  0, or -1 after a one-line error (the old segment then goes on).
  */
 int recorder__rotate(struct recorder *r, const char *path);
+/*
+ * The GPU activity probes off or on (attacher__gpu_gate): with them off the
+ * CUPTI library collects nothing and costs nothing.  Returns the links
+ * changed or -errno.
+ */
+int recorder__gpu_gate(struct recorder *r, bool on);
+/*
+ * What the END of the current segment says its GPU source was, in place of
+ * the recorder's own (e.g. "none (GPU collection off in this window)");
+ * NULL: the recorder's.  Applies to the segment that the next rotate or the
+ * stop ends.
+ */
+void recorder__gpu_window(struct recorder *r, const char *source);
 /* Detaches everything and ends the current segment; the exit code of `record`. */
 int recorder__stop(struct recorder *r);
 void recorder__info(const struct recorder *r, struct recorder_info *out);

@@ -12,6 +12,8 @@
 
 #include "capture/capture.h"
 #include "gaptrace/gaptrace.h"
+#include "record/attach.h"
+#include "record/gpu.h"
 #include "record/record.h"
 #include "record/record_priv.h"
 #include "support/util.h"
@@ -27,7 +29,8 @@ struct seg {
 	char *args[SEG_MAX_ARGS + 1];
 	int argc;
 	char **argv;
-	uint64_t attach_ns; /* the first segment's start */
+	uint64_t attach_ns;					     /* the first segment's start */
+	char window_source[sizeof(((struct gpu_setup *)0)->source)]; /* recorder__gpu_window */
 };
 
 struct recorder *recorder__attach(pid_t pid, const char *path, char *const *opts, int nopts,
@@ -138,7 +141,18 @@ int recorder__rotate(struct recorder *r, const char *path)
 	}
 	r->stop_reason = "segment";
 	record__write_counters(r, GT_BLK_COUNTERS);
-	record__write_counters(r, GT_BLK_END);
+	if (s->window_source[0]) {
+		/* Only this segment's END says it: the recorder's source stays. */
+		char own[sizeof(s->o.gpu.source)];
+
+		memcpy(own, s->o.gpu.source, sizeof(own));
+		memcpy(s->o.gpu.source, s->window_source, sizeof(own));
+		record__write_counters(r, GT_BLK_END);
+		memcpy(s->o.gpu.source, own, sizeof(own));
+		s->window_source[0] = '\0';
+	} else {
+		record__write_counters(r, GT_BLK_END);
+	}
 	r->stop_reason = NULL;
 	if (capture_writer__close(r->w))
 		gt_warn("cannot finish writing %s: %s", s->path, strerror(errno));
@@ -162,10 +176,27 @@ out:
 	return ret;
 }
 
+int recorder__gpu_gate(struct recorder *r, bool on)
+{
+	return attacher__gpu_gate(r->att, on);
+}
+
+void recorder__gpu_window(struct recorder *r, const char *source)
+{
+	struct seg *s = (struct seg *)r;
+
+	snprintf(s->window_source, sizeof(s->window_source), "%s", source ? source : "");
+}
+
 int recorder__stop(struct recorder *r)
 {
+	struct seg *s = (struct seg *)r;
+
+	/* The last segment's END: the recorder ends here, its own source may go. */
+	if (s->window_source[0])
+		memcpy(s->o.gpu.source, s->window_source, sizeof(s->o.gpu.source));
 	/* The closing messages (time recorded, the recorder's CPU share) are of the whole attach. */
-	r->start_ns = ((struct seg *)r)->attach_ns;
+	r->start_ns = s->attach_ns;
 	return record__finish(r, 0);
 }
 
