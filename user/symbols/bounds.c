@@ -32,6 +32,9 @@ static const struct bound_info infos[BOUND_NKINDS] = {
     [BOUND_INLINES_LOST] = {"bounds.inlines_lost",
 			    "inline frames not resolved: their object was closed (too many "
 			    "objects) and its process is gone"},
+    [BOUND_CFI_MAPS] = {"bounds.cfi_mappings",
+			"more than 64 executable mappings in one process: the CFI walk "
+			"ends in those past the 64th (lowest addresses kept)"},
 };
 
 static uint64_t counts[BOUND_NKINDS];

@@ -33,6 +33,7 @@ enum bound_kind {
 	BOUND_USDT,	    /* USDT notes or names past their caps */
 	BOUND_OBJECTS,	    /* parsed objects closed to stay under the cap */
 	BOUND_INLINES_LOST, /* inline chains of objects closed before the stop */
+	BOUND_CFI_MAPS,	    /* a process past the CFI walk's ranges: frame pointers */
 	BOUND_NKINDS,
 };
 
