@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "support/u64map.h"
+
 struct gaptrace_bpf;
 struct probe_table;
 struct bpf_link;
@@ -60,6 +62,7 @@ struct attacher {
 	uint64_t last_attach_ns; /* the last link made (reapers wait for a pause) */
 	struct seen_obj *seen;
 	size_t nseen, seen_cap;
+	struct u64map seen_index; /* seen_key -> an index in seen (checked: may be stale) */
 	int *perf_fds;
 	size_t nperf, perf_cap;
 	unsigned usdt_links, uprobe_links, samplers;
