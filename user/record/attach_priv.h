@@ -101,8 +101,12 @@ struct bpf_link *attach__multi_link(struct attacher *a, const struct bpf_program
 				    const char *path, const char *what,
 				    const unsigned long *offsets, const uint64_t *cookies,
 				    size_t cnt, bool ret);
-/* attach_usdt.c: the USDT probes of the object at path, for pid. */
-int attach__usdt(struct attacher *a, pid_t pid, const char *path);
+/*
+ * attach_usdt.c: the USDT probes of the object at path (/proc/self/fd/N of
+ * the checked open file, attach.c's mapping_open), for pid; name: the
+ * object's own path, for messages.
+ */
+int attach__usdt(struct attacher *a, pid_t pid, const char *name, const char *path);
 /* attach_detach.c */
 void attach__reapers_start(struct attacher *a);
 /* Hands the links of pid to the reapers. */

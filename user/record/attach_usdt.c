@@ -64,8 +64,7 @@ static struct bpf_link *usdt_link(struct attacher *a, const struct bpf_program *
 		l = usdt_attach(a, prog, alt, path, name, specs);
 		err = l ? 0 : errno;
 	}
-	/* ENOENT: its /proc/PID/root path went with it. */
-	if (!l && (err == ESRCH || err == ENOENT))
+	if (!l && err == ESRCH)
 		attach__target_gone(a, pid);
 	errno = err;
 	return l;
@@ -96,7 +95,7 @@ static bool usdt_fits(struct attacher *a, pid_t pid, const char *path, const cha
 	return false;
 }
 
-int attach__usdt(struct attacher *a, pid_t pid, const char *path)
+int attach__usdt(struct attacher *a, pid_t pid, const char *obj, const char *path)
 {
 	struct usdt_census census[GT_ARRAY_SIZE(usdt_names)];
 	int n = 0;
@@ -107,7 +106,7 @@ int attach__usdt(struct attacher *a, pid_t pid, const char *path)
 	for (size_t i = 0; i < GT_ARRAY_SIZE(usdt_names); i++) {
 		struct bpf_link *l;
 
-		if (!census[i].sites || !usdt_fits(a, pid, path, usdt_names[i], &census[i]))
+		if (!census[i].sites || !usdt_fits(a, pid, obj, usdt_names[i], &census[i]))
 			continue;
 		l = usdt_link(a, usdt_prog(a, i), pid, path, usdt_names[i], census[i].specs);
 		if (!l && a->gone) {
@@ -118,7 +117,7 @@ int attach__usdt(struct attacher *a, pid_t pid, const char *path)
 			attach__note_refused(a, pid, errno);
 			gt_warn("cannot attach USDT gaptrace:%s in %s (pid %d): %s; its records "
 				"will be missing",
-				usdt_names[i], path, pid, strerror(errno));
+				usdt_names[i], obj, pid, strerror(errno));
 			continue;
 		}
 		attach__add_link(a, l, census[i].specs, true);
@@ -127,7 +126,7 @@ int attach__usdt(struct attacher *a, pid_t pid, const char *path)
 		n++;
 	}
 	if (n)
-		gt_dbg("attached %d USDT probes in %s (pid %d)", n, path, pid);
+		gt_dbg("attached %d USDT probes in %s (pid %d)", n, obj, pid);
 	return n;
 }
 
