@@ -38,4 +38,3 @@ int maps_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	emit_task(t, GT_TASK_LOADED, 0, NULL, true);
 	return 0;
 }
-

@@ -10,6 +10,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <lzma.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +27,7 @@
 
 #include "support/util.h"
 #include "symbols/bounds.h"
+#include "symbols/syms.h"
 #include "symbols/syms_priv.h"
 #include "symbols/usdt.h"
 #include "symbols/zelf.h"
@@ -414,6 +418,89 @@ static void test_pin_keeps_measured_headers(void **state)
 	unlink(path);
 }
 
+/*
+ * A process with more executable mappings, of longer paths, than the
+ * symbolizer keeps (this one: 20,000 hard links of one page, ~1.4 KiB
+ * paths): the cut is counted, the memory its table holds stays under the
+ * caps (28 MiB of paths before them), and kept mappings still resolve.
+ */
+static void test_mappings_capped(void **state)
+{
+	enum { N = 20000, SAMPLES = 64 };
+	char dir[] = "/tmp/gt-test-maps-XXXXXX", path[2048], seg[201];
+	uint64_t cut0 = bound__count(BOUND_MAPPINGS);
+	void **addrs = calloc(N, sizeof(*addrs));
+	unsigned kept = 0, out = 0;
+	struct syms_cache *c;
+	struct mallinfo2 m0, m1;
+	size_t dlen;
+	int fd, dfd;
+
+	(void)state;
+	assert_non_null(addrs);
+	assert_non_null(mkdtemp(dir));
+	memset(seg, 'd', 200);
+	seg[200] = '\0';
+	/* Directories of 200-byte names: a path past NAME_MAX in each. */
+	dlen = (size_t)snprintf(path, sizeof(path), "%s", dir);
+	for (int d = 0; d < 6; d++) {
+		dlen += (size_t)snprintf(path + dlen, sizeof(path) - dlen, "/%s", seg);
+		assert_int_equal(mkdir(path, 0700), 0);
+	}
+	/* Names relative to the deepest directory: no long walk per link. */
+	dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	fd = openat(dfd, "f", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	close(fd);
+	for (int i = 0; i < N; i++) {
+		char name[256];
+
+		snprintf(name, sizeof(name), "l%05d%.180s", i, seg);
+		assert_int_equal(linkat(dfd, "f", dfd, name, 0), 0);
+		fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		addrs[i] = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		assert_true(addrs[i] != MAP_FAILED);
+		close(fd);
+	}
+	c = syms_cache__new();
+	m0 = mallinfo2();
+	for (int k = 0; k < SAMPLES; k++) {
+		const char *name, *module;
+		uint32_t off;
+
+		syms_cache__resolve(c, (uint32_t)getpid(), (uint64_t)addrs[k * (N / SAMPLES)],
+				    &name, &off, &module);
+		if (module)
+			kept++;
+		else
+			out++;
+	}
+	m1 = mallinfo2();
+	assert_true(m1.uordblks - m0.uordblks < (16u << 20));
+	assert_true(bound__count(BOUND_MAPPINGS) > cut0);
+	assert_true(kept > 0 && out > 0);
+	syms_cache__free(c);
+	for (int i = 0; i < N; i++) {
+		char name[256];
+
+		munmap(addrs[i], 4096);
+		snprintf(name, sizeof(name), "l%05d%.180s", i, seg);
+		unlinkat(dfd, name, 0);
+	}
+	unlinkat(dfd, "f", 0);
+	close(dfd);
+	for (int d = 6; d > 0; d--) {
+		path[dlen] = '\0';
+		assert_int_equal(rmdir(path), 0);
+		dlen -= 201;
+	}
+	assert_int_equal(rmdir(dir), 0);
+	free(addrs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +512,7 @@ int main(void)
 	    cmocka_unit_test(test_minidebug_bomb_hidden),
 	    cmocka_unit_test(test_compressed_dwarf_sizes),
 	    cmocka_unit_test(test_pin_keeps_measured_headers),
+	    cmocka_unit_test(test_mappings_capped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

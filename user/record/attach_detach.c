@@ -253,6 +253,7 @@ void attacher__free(struct attacher *a)
 	free(a->reap);
 	free(a->perf_fds);
 	free(a->seen);
+	u64map_free(&a->seen_index);
 	free(a->attached);
 	free(a);
 }

@@ -5,10 +5,13 @@
  * what tells the CUPTI library to collect, and collecting is what costs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -24,6 +27,7 @@
 struct gate_site {
 	pid_t pid;
 	char *path;
+	int fd;		/* the checked object, held for re-attaching (-1: path is a plain name) */
 	unsigned probe; /* usdt_names[] index */
 	unsigned specs;
 	struct bpf_link *link;
@@ -38,10 +42,22 @@ bool attach__gate_hold(struct attacher *a, pid_t pid, const char *path, size_t i
 		       size_t *site)
 {
 	struct gate_site *g;
+	char held[64];
+	int fd = -1, from;
 
+	/*
+	 * path is /proc/self/fd/N of the file attach.c checked, closed after
+	 * this scan: a copy of that fd keeps naming the same inode for the
+	 * re-attach, so the gate reopens nothing by a name the target controls.
+	 */
+	if (sscanf(path, "/proc/self/fd/%d", &from) == 1 &&
+	    (fd = fcntl(from, F_DUPFD_CLOEXEC, 0)) >= 0) {
+		snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
+		path = held;
+	}
 	gt_grow((void **)&a->gate, &a->gate_cap, a->ngate, sizeof(*a->gate));
 	g = &a->gate[a->ngate];
-	*g = (struct gate_site){pid, gt_xstrdup(path), (unsigned)i, specs, NULL};
+	*g = (struct gate_site){pid, gt_xstrdup(path), fd, (unsigned)i, specs, NULL};
 	*site = a->ngate++;
 	return a->gate_off;
 }
@@ -60,6 +76,8 @@ void attach__gate_forget(struct attacher *a, pid_t pid)
 		if (a->gate[i].pid == pid) {
 			/* Its link goes with the process's other links (attach__reap). */
 			free(a->gate[i].path);
+			if (a->gate[i].fd >= 0)
+				close(a->gate[i].fd);
 			continue;
 		}
 		a->gate[n++] = a->gate[i];
@@ -69,8 +87,11 @@ void attach__gate_forget(struct attacher *a, pid_t pid)
 
 void attach__gate_free(struct attacher *a)
 {
-	for (size_t i = 0; i < a->ngate; i++)
+	for (size_t i = 0; i < a->ngate; i++) {
 		free(a->gate[i].path);
+		if (a->gate[i].fd >= 0)
+			close(a->gate[i].fd);
+	}
 	free(a->gate);
 	a->gate = NULL;
 	a->ngate = a->gate_cap = 0;

@@ -56,8 +56,7 @@ struct bpf_link *attach__multi_link(struct attacher *a, const struct bpf_program
 		l = bpf_program__attach_uprobe_multi(prog, alt, path, NULL, &o);
 		err = l ? 0 : errno;
 	}
-	/* ENOENT: its /proc/PID/root path went with it. */
-	if (!l && (err == ESRCH || err == ENOENT))
+	if (!l && err == ESRCH)
 		attach__target_gone(a, pid);
 	errno = err;
 	return l;

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "support/u64map.h"
+
 struct gaptrace_bpf;
 struct probe_table;
 struct bpf_link;
@@ -61,6 +63,7 @@ struct attacher {
 	uint64_t last_attach_ns; /* the last link made (reapers wait for a pause) */
 	struct seen_obj *seen;
 	size_t nseen, seen_cap;
+	struct u64map seen_index; /* seen_key -> an index in seen (checked: may be stale) */
 	int *perf_fds;
 	size_t nperf, perf_cap;
 	unsigned usdt_links, uprobe_links, samplers;
@@ -102,14 +105,19 @@ struct bpf_link *attach__multi_link(struct attacher *a, const struct bpf_program
 				    const char *path, const char *what,
 				    const unsigned long *offsets, const uint64_t *cookies,
 				    size_t cnt, bool ret);
-/* attach_usdt.c: the USDT probes of the object at path, for pid. */
-int attach__usdt(struct attacher *a, pid_t pid, const char *path);
+/*
+ * attach_usdt.c: the USDT probes of the object at path (/proc/self/fd/N of
+ * the checked open file, attach.c's mapping_open), for pid; name: the
+ * object's own path, for messages.
+ */
+int attach__usdt(struct attacher *a, pid_t pid, const char *name, const char *path);
 /* The USDT probe usdt_names[i] of the object at path, for pid: one link, or NULL (errno). */
 struct bpf_link *attach__usdt_probe(struct attacher *a, size_t i, pid_t pid, const char *path,
 				    unsigned specs);
 /*
  * attach_gate.c: the GPU activity probes (gpu_launch, gpu_op, gpu_batch:
- * usdt_names[i] with attach__gated(i)) of each object are remembered, so
+ * usdt_names[i] with attach__gated(i)) of each object are remembered (path:
+ * /proc/self/fd/N of the checked object, whose fd the gate copies), so
  * that attacher__gpu_gate can take them off and put them back.  Returns
  * true when the probe must not be attached now (the gate is off); *site
  * gets the site to give the link to (attach__gate_link), NULL if none.

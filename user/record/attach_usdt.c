@@ -65,8 +65,7 @@ static struct bpf_link *usdt_link(struct attacher *a, const struct bpf_program *
 		l = usdt_attach(a, prog, alt, path, name, specs);
 		err = l ? 0 : errno;
 	}
-	/* ENOENT: its /proc/PID/root path went with it. */
-	if (!l && (err == ESRCH || err == ENOENT))
+	if (!l && err == ESRCH)
 		attach__target_gone(a, pid);
 	errno = err;
 	return l;
@@ -97,7 +96,7 @@ static bool usdt_fits(struct attacher *a, pid_t pid, const char *path, const cha
 	return false;
 }
 
-int attach__usdt(struct attacher *a, pid_t pid, const char *path)
+int attach__usdt(struct attacher *a, pid_t pid, const char *obj, const char *path)
 {
 	struct usdt_census census[GT_ARRAY_SIZE(usdt_names)];
 	int n = 0;
@@ -109,7 +108,7 @@ int attach__usdt(struct attacher *a, pid_t pid, const char *path)
 		struct bpf_link *l;
 		size_t site = SIZE_MAX;
 
-		if (!census[i].sites || !usdt_fits(a, pid, path, usdt_names[i], &census[i]))
+		if (!census[i].sites || !usdt_fits(a, pid, obj, usdt_names[i], &census[i]))
 			continue;
 		if (attach__gated(i) &&
 		    attach__gate_hold(a, pid, path, i, census[i].specs, &site)) {
@@ -125,7 +124,7 @@ int attach__usdt(struct attacher *a, pid_t pid, const char *path)
 			attach__note_refused(a, pid, errno);
 			gt_warn("cannot attach USDT gaptrace:%s in %s (pid %d): %s; its records "
 				"will be missing",
-				usdt_names[i], path, pid, strerror(errno));
+				usdt_names[i], obj, pid, strerror(errno));
 			continue;
 		}
 		attach__add_link(a, l, census[i].specs, true);
@@ -135,7 +134,7 @@ int attach__usdt(struct attacher *a, pid_t pid, const char *path)
 		n++;
 	}
 	if (n)
-		gt_dbg("attached %d USDT probes in %s (pid %d)", n, path, pid);
+		gt_dbg("attached %d USDT probes in %s (pid %d)", n, obj, pid);
 	return n;
 }
 

@@ -245,7 +245,8 @@ void record__write_counters(struct recorder *r, uint32_t type)
 				 (unsigned long long)cs->max_bytes);
 		capture_buf__key(&kv, CK_UNWIND_TABLE_MAX_OBJECT, "%s", cs->max_name);
 		capture_buf__key(&kv, CK_UNWIND_BUILD_NS, "%llu", (unsigned long long)cs->build_ns);
-		capture_buf__key(&kv, CK_UNWIND_TABLE_BUDGET, "%llu", (unsigned long long)cs->budget);
+		capture_buf__key(&kv, CK_UNWIND_TABLE_BUDGET, "%llu",
+				 (unsigned long long)cs->budget);
 		capture_buf__key(&kv, CK_UNWIND_OBJECTS_OVER_BUDGET, "%u", cs->over_budget);
 		capture_buf__key(&kv, CK_UNWIND_RESCAN_MAX_NS, "%llu",
 				 (unsigned long long)cs->update_max_ns);

@@ -32,6 +32,12 @@ static const struct bound_info infos[BOUND_NKINDS] = {
     [BOUND_INLINES_LOST] = {"bounds.inlines_lost",
 			    "inline frames not resolved: their object was closed (too many "
 			    "objects) and its process is gone"},
+    [BOUND_CFI_MAPS] = {"bounds.cfi_mappings",
+			"more than 64 executable mappings in one process: the CFI walk "
+			"ends in those past the 64th (lowest addresses kept)"},
+    [BOUND_MAPPINGS] = {"bounds.mappings",
+			"more than 65536 mappings in a process (1M in all) or 8 MiB of their "
+			"paths (64 MiB in all): the rest are left out, their frames unnamed"},
 };
 
 static uint64_t counts[BOUND_NKINDS];

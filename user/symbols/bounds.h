@@ -21,6 +21,14 @@
 /* DWARF scope nesting followed for an inline chain, and DIEs visited per lookup. */
 #define BOUND_SCOPE_DEPTH 1024u
 #define BOUND_SCOPE_DIES  (1u << 20)
+/*
+ * Mappings the symbolizer keeps of one process (past the kernel's default
+ * vm.max_map_count) and of all, the bytes of one's paths, paths in all.
+ */
+#define BOUND_PROC_MAPPINGS   65536u
+#define BOUND_MAPPINGS_ALL    (1u << 20)
+#define BOUND_PROC_PATH_BYTES (8u << 20)
+#define BOUND_PATH_BYTES      (64u << 20)
 /* .note.stapsdt: notes and distinct probe names read per object. */
 #define BOUND_USDT_NOTES (1u << 16)
 #define BOUND_USDT_NAMES 4096u
@@ -33,6 +41,8 @@ enum bound_kind {
 	BOUND_USDT,	    /* USDT notes or names past their caps */
 	BOUND_OBJECTS,	    /* parsed objects closed to stay under the cap */
 	BOUND_INLINES_LOST, /* inline chains of objects closed before the stop */
+	BOUND_CFI_MAPS,	    /* a process past the CFI walk's ranges */
+	BOUND_MAPPINGS,	    /* a process's mappings past their caps: left out */
 	BOUND_NKINDS,
 };
 

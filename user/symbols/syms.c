@@ -29,9 +29,8 @@
 /* A miss re-reads maps at once, later misses at most this often (bad unwinds). */
 #define MAPS_REREAD_NS (100 * NSEC_PER_MSEC)
 
-/* Hard caps: every input here comes from a traced process. */
-#define MAX_MAPPINGS PROCFS_MAX_MAPPINGS
-#define VDSO_MAX     (1u << 20)
+/* Hard caps: every input here comes from a traced process (and bounds.h). */
+#define VDSO_MAX (1u << 20)
 
 #define VDSO_DEV UINT64_MAX
 
@@ -89,19 +88,14 @@ struct proc {
 	uint32_t pid;
 	struct map *maps;
 	size_t nmaps;
-	uint64_t reread_ns; /* last re-read caused by a miss, 0: none yet */
+	uint64_t reread_ns;   /* last re-read caused by a miss, 0: none yet */
+	uint64_t reread_cost; /* how long it took */
+	bool cut;	      /* mappings left out by the caps (counted once) */
 };
 
 struct istr {
 	size_t next; /* index of the next string with the same hash, NONE: the last */
 	char s[];
-};
-
-struct ksyms {
-	bool loaded;
-	struct symtab tab;
-	const char **mods; /* [0] is "[kernel]" */
-	size_t nmods, mods_cap;
 };
 
 /*
@@ -118,6 +112,8 @@ struct syms_cache {
 	size_t nelfs, elfs_cap;
 	struct istr **strs;
 	size_t nstrs, strs_cap;
+	size_t strs_bytes; /* interned bytes (BOUND_PATH_BYTES) */
+	size_t nmaps_all;  /* mappings of all processes (BOUND_MAPPINGS_ALL) */
 	struct ksyms ksyms;
 	char *debuginfo_path; /* DWMOD_PATH_ENV at creation, NULL: unset */
 	struct elf_file *lru_head, *lru_tail;
@@ -132,7 +128,8 @@ static size_t chain_head(const struct u64map *m, uint64_t key)
 	return u64map_get(m, key, &i) ? (size_t)i : NONE;
 }
 
-static const char *cache__intern(struct syms_cache *c, const char *s)
+/* s, interned; NULL when it is new and the strings would pass max bytes. */
+static const char *cache__intern(struct syms_cache *c, const char *s, size_t max)
 {
 	size_t len = strlen(s), head, i;
 	uint64_t h = gt_hash64(s, len, 0);
@@ -142,6 +139,9 @@ static const char *cache__intern(struct syms_cache *c, const char *s)
 	for (i = head; i != NONE; i = c->strs[i]->next)
 		if (!strcmp(c->strs[i]->s, s))
 			return c->strs[i]->s;
+	if (c->strs_bytes + len + 1 > max)
+		return NULL;
+	c->strs_bytes += len + 1;
 	is = gt_xmalloc(sizeof(*is) + len + 1);
 	memcpy(is->s, s, len + 1);
 	is->next = head;
@@ -420,7 +420,12 @@ out:
 
 /* ---- process mappings ---- */
 
-static void map__init(struct syms_cache *c, struct map *m, const struct procfs_map *rm)
+/*
+ * Fills m from rm; false when rm's path does not fit: past path_bytes of
+ * the process's paths (counted here) or the paths kept in all.
+ */
+static bool map__init(struct syms_cache *c, struct map *m, const struct procfs_map *rm,
+		      size_t *path_bytes)
 {
 	memset(m, 0, sizeof(*m));
 	m->start = rm->start;
@@ -438,10 +443,16 @@ static void map__init(struct syms_cache *c, struct map *m, const struct procfs_m
 	} else if (!strcmp(rm->path, "[uprobes]")) {
 		m->module = "[uprobes]";
 	} else if (rm->path[0] == '/' && rm->inode) {
+		*path_bytes += strlen(rm->path) + 1;
+		if (*path_bytes > BOUND_PROC_PATH_BYTES)
+			return false;
 		m->kind = MAP_FILE;
-		m->module = cache__intern(c, rm->path);
+		m->module = cache__intern(c, rm->path, BOUND_PATH_BYTES);
+		if (!m->module)
+			return false;
 	}
 	/* [heap], [stack], [anon:*], anon_inode:*: anonymous memory, no module. */
+	return true;
 }
 
 static int map_cmp(const void *a, const void *b)
@@ -464,21 +475,41 @@ static struct map *proc__find(struct proc *p, uint64_t ip)
 /* Replaces p's mappings with a fresh read; on failure the old ones stay. */
 static int proc__read_maps(struct syms_cache *c, struct proc *p)
 {
+	size_t n = 0, cap = 0, i, path_bytes = 0, left;
 	struct map *maps = NULL;
-	size_t n = 0, cap = 0, i;
 	struct procfs_maps it;
 	struct procfs_map rm;
-	bool sorted = true;
+	bool sorted = true, cut = false;
 	int err;
 
 	err = procfs_maps_open(&it, (pid_t)p->pid, 0);
 	if (err)
 		return err;
-	while (n < MAX_MAPPINGS && procfs_maps_next(&it, &rm)) {
+	/*
+	 * A process may map hundreds of thousands of files (each kept was 64
+	 * bytes and its path, interned for as long as the recording), and
+	 * processes many: the tables of all are capped too.
+	 */
+	left = BOUND_MAPPINGS_ALL - GT_MIN(c->nmaps_all - p->nmaps, (size_t)BOUND_MAPPINGS_ALL);
+	while (procfs_maps_next(&it, &rm)) {
+		if (n == GT_MIN((size_t)BOUND_PROC_MAPPINGS, left)) {
+			cut = true;
+			break;
+		}
 		gt_grow((void **)&maps, &cap, n, sizeof(*maps));
-		map__init(c, &maps[n++], &rm);
+		if (map__init(c, &maps[n], &rm, &path_bytes))
+			n++;
+		else
+			cut = true;
 	}
 	procfs_maps_close(&it);
+	if (cut && !p->cut) {
+		char what[32];
+
+		snprintf(what, sizeof(what), "pid %u", p->pid);
+		bound__cut(BOUND_MAPPINGS, what);
+	}
+	p->cut = cut;
 	if (!n) {
 		/* Kernel threads and zombies: keep what was known. */
 		free(maps);
@@ -500,6 +531,7 @@ static int proc__read_maps(struct syms_cache *c, struct proc *p)
 		}
 	}
 	free(p->maps);
+	c->nmaps_all += n - p->nmaps;
 	p->maps = maps;
 	p->nmaps = n;
 	return 0;
@@ -513,7 +545,8 @@ static bool proc__may_reread(struct proc *p, uint64_t ip)
 	if (ip >> 63)
 		return false;
 	now = gt_now_mono_ns();
-	if (p->reread_ns && now - p->reread_ns < MAPS_REREAD_NS)
+	/* At most a tenth of the time on re-reads: 20,000 long paths took 1 s each. */
+	if (p->reread_ns && now - p->reread_ns < GT_MAX(MAPS_REREAD_NS, 10 * p->reread_cost))
 		return false;
 	p->reread_ns = now;
 	return true;
@@ -546,104 +579,10 @@ static void proc__free(struct proc *p)
 
 /* ---- kernel ---- */
 
-static uint32_t ksyms__mod(struct ksyms *k, struct syms_cache *c, const char *name)
-{
-	size_t i;
-
-	/* Symbols of one module come in a run: try the latest first. */
-	for (i = k->nmods; i-- > 0;)
-		if (!strcmp(k->mods[i], name))
-			return (uint32_t)i;
-	if (k->nmods >= (1u << 24))
-		return 0;
-	gt_grow((void **)&k->mods, &k->mods_cap, k->nmods, sizeof(*k->mods));
-	k->mods[k->nmods] = cache__intern(c, name);
-	return (uint32_t)k->nmods++;
-}
-
-static void ksyms__load(struct ksyms *k, struct syms_cache *c)
-{
-	size_t lcap = 0;
-	bool nonzero = false;
-	char *line = NULL;
-	FILE *f;
-
-	k->loaded = true;
-	ksyms__mod(k, c, "[kernel]");
-	f = fopen("/proc/kallsyms", "re");
-	if (!f) {
-		gt_dbg("syms: cannot open /proc/kallsyms: %s", strerror(errno));
-		return;
-	}
-	while (getline(&line, &lcap, f) > 0) {
-		char *p, *end, *name, type;
-		unsigned int rank;
-		uint32_t mod = 0;
-		uint64_t addr;
-		size_t len;
-
-		addr = strtoull(line, &end, 16);
-		if (end == line || *end != ' ')
-			continue;
-		p = end + 1;
-		type = *p;
-		if (!type || p[1] != ' ' || !strchr("tTwW", type))
-			continue;
-		p += 2;
-		name = p;
-		len = strcspn(p, " \t\n");
-		if (!len)
-			continue;
-		p += len;
-		p += strspn(p, " \t");
-		if (*p == '[') {
-			size_t mlen = strcspn(p, "]\n");
-
-			if (p[mlen] == ']') {
-				p[mlen + 1] = '\0';
-				mod = ksyms__mod(k, c, p);
-			}
-		}
-		nonzero |= addr != 0;
-		rank = type == 'T' ? 2 : (type == 'W' || type == 'w');
-		if (symtab__add(&k->tab, addr, 0, name, len, rank, mod))
-			break;
-	}
-	free(line);
-	fclose(f);
-	/* kptr_restrict hides every address: nothing can be resolved. */
-	if (!nonzero) {
-		gt_dbg("syms: /proc/kallsyms shows no addresses (kptr_restrict)");
-		symtab__free(&k->tab);
-		return;
-	}
-	if (k->tab.names_cut)
-		bound__cut(BOUND_NAMES, "/proc/kallsyms");
-	symtab__finish(&k->tab);
-}
-
 void syms_cache__load_kernel(struct syms_cache *c)
 {
 	if (!c->ksyms.loaded)
-		ksyms__load(&c->ksyms, c);
-}
-
-static int ksyms__resolve(struct syms_cache *c, uint64_t ip, const char **name, uint32_t *off,
-			  const char **module)
-{
-	struct ksyms *k = &c->ksyms;
-	const struct sym *s;
-
-	if (!k->loaded)
-		ksyms__load(k, c);
-	*module = "[kernel]";
-	s = symtab__find(&k->tab, ip);
-	if (!s || ip - s->addr > UINT32_MAX)
-		return -1;
-	*name = k->tab.strs + s->name;
-	*off = (uint32_t)(ip - s->addr);
-	*module = s->mod < k->nmods ? k->mods[s->mod] : "[kernel]";
-	return 0;
+		ksyms__load(&c->ksyms);
 }
 
 /* ---- public: cache ---- */
@@ -678,8 +617,7 @@ void syms_cache__free(struct syms_cache *c)
 	u64map_free(&c->proc_index);
 	u64map_free(&c->elf_index);
 	u64map_free(&c->str_index);
-	symtab__free(&c->ksyms.tab);
-	free(c->ksyms.mods);
+	ksyms__free(&c->ksyms);
 	free(c->debuginfo_path);
 	free(c);
 }
@@ -691,8 +629,11 @@ static struct elf_file *cache__object(struct syms_cache *c, uint32_t pid, uint64
 	struct proc *p = cache__proc(c, pid);
 	struct map *m = proc__find(p, ip);
 
-	if (!m && reread && proc__may_reread(p, ip) && !proc__read_maps(c, p))
-		m = proc__find(p, ip);
+	if (!m && reread && proc__may_reread(p, ip)) {
+		if (!proc__read_maps(c, p))
+			m = proc__find(p, ip);
+		p->reread_cost = gt_now_mono_ns() - p->reread_ns;
+	}
 	if (!m)
 		return NULL;
 	*module = m->module;
@@ -727,7 +668,7 @@ int syms_cache__resolve(struct syms_cache *c, uint32_t pid, uint64_t ip, const c
 	if (!c)
 		return -1;
 	if (!pid)
-		return ksyms__resolve(c, ip, name, off, module);
+		return ksyms__resolve(&c->ksyms, ip, name, off, module);
 	e = cache__object(c, pid, ip, true, module, &va);
 	if (!e)
 		return -1;
@@ -793,6 +734,7 @@ void syms_cache__forget(struct syms_cache *c, uint32_t pid)
 		return;
 	/* Parsed files and interned paths stay: returned strings must remain valid. */
 	if (u64map_get(&c->proc_index, pid, &i) && c->procs[i]) {
+		c->nmaps_all -= c->procs[i]->nmaps;
 		proc__free(c->procs[i]);
 		c->procs[i] = NULL; /* the slot stays pid's */
 	}

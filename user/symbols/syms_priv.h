@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * syms_priv.h: the symbolizer's sorted symbol tables (symtab.c), used by
- * syms.c for kallsyms and by dwmod.c for the table libdwfl chose for a user
- * object.  Included only by user/symbols/ files.
+ * ksyms.c for kallsyms and by dwmod.c for the table libdwfl chose for a user
+ * object, and the kernel's symbols (ksyms.c) syms.c holds.  Included only by user/symbols/ files.
  */
 #ifndef GT_SYMS_PRIV_H
 #define GT_SYMS_PRIV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,5 +44,19 @@ void symtab__finish(struct symtab *t);
 /* The symbol covering addr, or NULL. */
 const struct sym *symtab__find(const struct symtab *t, uint64_t addr);
 void symtab__free(struct symtab *t);
+
+/* The kernel's symbols (ksyms.c), read at the first kernel address. */
+struct ksyms {
+	bool loaded;
+	struct symtab tab;
+	const char **mods; /* [0] is "[kernel]"; each owned */
+	size_t nmods, mods_cap;
+};
+
+void ksyms__load(struct ksyms *k);
+/* As syms_cache__resolve for pid 0: 0, or -1 when no symbol covers ip. */
+int ksyms__resolve(struct ksyms *k, uint64_t ip, const char **name, uint32_t *off,
+		   const char **module);
+void ksyms__free(struct ksyms *k);
 
 #endif /* GT_SYMS_PRIV_H */
