@@ -260,6 +260,11 @@ $(OUTPUT)/bench/gen_capture: tests/bench/gen_capture.c $(LIB_OBJS)
 	$(Q)mkdir -p $(OUTPUT)/bench
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_OBJS) $(LDLIBS) -o $@
 
+$(OUTPUT)/bench/zread_bench: tests/bench/zread_bench.c $(LIB_OBJS)
+	$(call msg,BENCH,$@)
+	$(Q)mkdir -p $(OUTPUT)/bench
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
 $(OUTPUT)/bench/sink_bench: tests/bench/sink_bench.c $(LIB_OBJS)
 	$(call msg,BENCH,$@)
 	$(Q)mkdir -p $(OUTPUT)/bench
