@@ -317,7 +317,8 @@ demo: deps
 bench: deps
 	$(Q)tools/install-deps --bench
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench/gen_capture $(OUTPUT)/bench/switch_stress \
-		$(OUTPUT)/bench/sink_bench $(OUTPUT)/bench/tick_cost $(OUTPUT)/bench/malloc_churn
+		$(OUTPUT)/bench/sink_bench $(OUTPUT)/bench/tick_cost $(OUTPUT)/bench/malloc_churn \
+		$(OUTPUT)/bench/zread_bench
 	$(Q)tools/bench $(OUTPUT)
 
 # FUZZ_SECONDS of the analysis fuzzer (the reader and demangler targets: 20 s each).
