@@ -98,8 +98,9 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "r:")) != -1) {
 		rounds = opt == 'r' ? atoi(optarg) : 0;
 		if (rounds < 1 || rounds > MAX_ROUNDS) {
-			fprintf(stderr, "usage: zread_bench [-r ROUNDS (1-%d)] PLAIN.gtcap "
-					"ZSTD.gtcap...\n",
+			fprintf(stderr,
+				"usage: zread_bench [-r ROUNDS (1-%d)] PLAIN.gtcap "
+				"ZSTD.gtcap...\n",
 				MAX_ROUNDS);
 			return 2;
 		}
@@ -134,13 +135,15 @@ int main(int argc, char **argv)
 		const char *base = strrchr(vs[i].path, '/');
 		double wm = median(vs[i].wall, rounds), cm = median(vs[i].cpu, rounds);
 		double mm = median(vs[i].main, rounds);
+		const char *how = !i ? "-" : "inline";
 		char name[64];
 
-		snprintf(name, sizeof(name), "%s, %s", base ? base + 1 : vs[i].path,
-			 !i ? "-" : vs[i].ahead ? "read-ahead" : "inline");
+		if (i && vs[i].ahead)
+			how = "read-ahead";
+		snprintf(name, sizeof(name), "%s, %s", base ? base + 1 : vs[i].path, how);
 		if (vs[i].sum != vs[0].sum) {
-			fprintf(stderr, "zread_bench: %s holds other records than %s\n",
-				vs[i].path, vs[0].path);
+			fprintf(stderr, "zread_bench: %s holds other records than %s\n", vs[i].path,
+				vs[0].path);
 			return 1;
 		}
 		printf("%-32s %8.3f %8.3f %8.3f %8.3f %8.3f %7.2f %7.2f %7.2f\n", name,
