@@ -308,6 +308,11 @@ $(OUTPUT)/bench/gen_capture: tests/bench/gen_capture.c $(LIB_OBJS)
 	$(Q)mkdir -p $(OUTPUT)/bench
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_OBJS) $(LDLIBS) -o $@
 
+$(OUTPUT)/bench/zread_bench: tests/bench/zread_bench.c $(LIB_OBJS)
+	$(call msg,BENCH,$@)
+	$(Q)mkdir -p $(OUTPUT)/bench
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
 $(OUTPUT)/bench/sink_bench: tests/bench/sink_bench.c $(LIB_OBJS)
 	$(call msg,BENCH,$@)
 	$(Q)mkdir -p $(OUTPUT)/bench
@@ -360,7 +365,8 @@ demo: deps
 bench: deps
 	$(Q)tools/install-deps --bench
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench/gen_capture $(OUTPUT)/bench/switch_stress \
-		$(OUTPUT)/bench/sink_bench $(OUTPUT)/bench/tick_cost $(OUTPUT)/bench/malloc_churn
+		$(OUTPUT)/bench/sink_bench $(OUTPUT)/bench/tick_cost $(OUTPUT)/bench/malloc_churn \
+		$(OUTPUT)/bench/zread_bench
 	$(Q)tools/bench $(OUTPUT)
 
 # FUZZ_SECONDS of the analysis fuzzer (the reader and demangler targets: 20 s each).

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -508,13 +509,264 @@ static void test_zstd_big_block(void **state)
 	unlink(zp);
 }
 
+#define LONG_BATCHES 40 /* enough for the read-ahead thread to do most of them */
+#define LONG_PER     64
+
+/* LONG_BATCHES flushes of LONG_PER records numbered 0, 1, 2... in ts_ns, then END. */
+static void write_numbered(const char *path)
+{
+	const char *kv[] = {"pid=7", "comm=zt"};
+	struct capture_buf end = {};
+	struct capture_writer *w;
+	char err[256];
+	uint64_t seq = 0;
+
+	unlink(path);
+	w = capture_writer__open(path, kv, 2, err, sizeof(err));
+	assert_non_null(w);
+	assert_int_equal(capture_writer__compress(w, 1), 0);
+	for (int f = 0; f < LONG_BATCHES; f++) {
+		for (int i = 0; i < LONG_PER; i++) {
+			struct gt_offcpu o = {.pid = 7, .tid = 8};
+
+			o.hdr.type = GT_REC_OFFCPU;
+			o.hdr.size = sizeof(o);
+			o.hdr.ts_ns = seq++;
+			o.off_ns = o.hdr.ts_ns;
+			o.on_ns = o.hdr.ts_ns + 1;
+			assert_int_equal(capture_writer__event(w, &o, sizeof(o)), 0);
+		}
+		assert_int_equal(capture_writer__flush(w), 0);
+	}
+	capture_buf__kv(&end, "end_mono_ns", "%d", 42);
+	assert_int_equal(capture_writer__block(w, GT_BLK_END, end.data, end.len), 0);
+	capture_buf__free(&end);
+	assert_int_equal(capture_writer__close(w), 0);
+}
+
+struct numbered {
+	uint64_t next; /* the number the next record must carry */
+	bool bad;
+};
+
+static int numbered_cb(const void *rec, size_t size, void *ctx)
+{
+	const struct gt_hdr *h = rec;
+	struct numbered *n = ctx;
+
+	n->bad |= h->ts_ns != n->next;
+	n->next = h->ts_ns + 1;
+	return 0;
+}
+
+/*
+ * One whole pass: the records must come in file order, each once, and END
+ * last (a batch delivered out of order or lost, the last one included, fails).
+ * Returns how many records came.
+ */
+static uint64_t read_numbered(struct capture *c)
+{
+	struct numbered n = {};
+	struct capture_block b;
+	bool end = false;
+	uint64_t count = 0;
+
+	while (capture__next(c, &b) == 1) {
+		assert_false(end);
+		if (b.type == GT_BLK_END) {
+			end = true;
+			continue;
+		}
+		assert_int_equal(b.type, GT_BLK_EVENTS);
+		assert_int_equal(capture__events(b.body, b.len, numbered_cb, &n), 0);
+		count += b.len / sizeof(struct gt_offcpu);
+		assert_false(n.bad);
+	}
+	assert_true(end);
+	return count;
+}
+
+static bool two_cpus(void)
+{
+	cpu_set_t cpus;
+
+	return sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) >= 2;
+}
+
+/*
+ * Read as the analysis reads (a PROBES pass, then two whole passes), with the
+ * helper thread or without, every pass gives every record in order; with it,
+ * each pass after a rewind has every batch decompressed ahead, the first too.
+ */
+static void test_zstd_read_ahead_order(void **state)
+{
+	const char *zp = "/tmp/gt_zt_ahead.gtcap";
+	const uint64_t all = (uint64_t)LONG_BATCHES * LONG_PER;
+	struct capture_block b;
+	unsigned n0, a0, n1, a1;
+	size_t zlen;
+	uint8_t *zbuf;
+	char err[256];
+
+	write_numbered(zp);
+	zbuf = slurp(zp, &zlen);
+	for (int mode = 0; mode < 4; mode++) {
+		bool ahead = mode & 1;
+		struct capture *c = mode & 2
+					? capture__open_mem(zbuf, zlen, "mem", err, sizeof(err))
+					: capture__open(zp, err, sizeof(err));
+
+		assert_non_null(c);
+		capture__read_ahead(c, ahead);
+		capture__only(c, 1U << GT_BLK_PROBES);
+		while (capture__next(c, &b) == 1)
+			fail_msg("no batch holds PROBES, yet block type %u came", b.type);
+		capture__rewind(c);
+		assert_int_equal(read_numbered(c), all);
+		n0 = capture__zstd_blocks(c, &a0);
+		capture__rewind(c);
+		assert_int_equal(read_numbered(c), all);
+		n1 = capture__zstd_blocks(c, &a1);
+		/* The END block has a batch of its own. */
+		assert_int_equal(n1 - n0, LONG_BATCHES + 1);
+		assert_int_equal(capture__nwarnings(c), 0);
+		if (ahead && two_cpus()) {
+			assert_true(a0 >= LONG_BATCHES - 1);
+			assert_int_equal(a1 - a0, LONG_BATCHES + 1);
+		} else {
+			assert_int_equal(a1, 0);
+		}
+		capture__close(c);
+	}
+	free(zbuf);
+	unlink(zp);
+}
+
+/* On one CPU no helper thread starts: it would only add switches to the same work. */
+static void test_zstd_read_ahead_one_cpu(void **state)
+{
+	const char *zp = "/tmp/gt_zt_1cpu.gtcap";
+	cpu_set_t saved, one;
+	struct capture *c;
+	unsigned ahead;
+	char err[256];
+
+	write_numbered(zp);
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	CPU_ZERO(&one);
+	for (int i = 0; i < CPU_SETSIZE; i++) {
+		if (CPU_ISSET(i, &saved)) {
+			CPU_SET(i, &one);
+			break;
+		}
+	}
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	c = capture__open(zp, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(read_numbered(c), (uint64_t)LONG_BATCHES * LONG_PER);
+	assert_int_equal(capture__zstd_blocks(c, &ahead), LONG_BATCHES + 1);
+	assert_int_equal(ahead, 0);
+	capture__close(c);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	unlink(zp);
+}
+
+/* Every block and warning of a pass, as one comparable string list. */
+static void pass_log(struct capture *c, char ***log, size_t *n)
+{
+	struct capture_block b;
+
+	*n = 0;
+	*log = NULL;
+	while (capture__next(c, &b) == 1) {
+		*log = realloc(*log, (*n + 1) * sizeof(**log));
+		(*log)[(*n)++] = gt_xasprintf("%u %u %u %08x", b.index, b.type, b.len,
+					      (unsigned)crc32(0, b.body, b.len));
+	}
+	for (size_t i = 0; i < capture__nwarnings(c); i++) {
+		*log = realloc(*log, (*n + 1) * sizeof(**log));
+		(*log)[(*n)++] = gt_xasprintf("%s", capture__warning(c, i));
+	}
+}
+
+/*
+ * A batch failing its CRC late in the file, or the file cut inside a late
+ * batch: with the helper thread the reader keeps and says exactly what it does
+ * without, on both passes.
+ */
+static void test_zstd_read_ahead_damage(void **state)
+{
+	const char *zp = "/tmp/gt_zt_ahead_bad.gtcap";
+	size_t zlen, off = 0, ends[LONG_BATCHES + 2], n = 0;
+	uint8_t *zbuf;
+
+	write_numbered(zp);
+	zbuf = slurp(zp, &zlen);
+	while (off < zlen && n < GT_ARRAY_SIZE(ends)) {
+		uint32_t total;
+
+		memcpy(&total, zbuf + off + 4, 4);
+		off += total;
+		ends[n++] = off;
+	}
+	assert_int_equal(n, LONG_BATCHES + 2);
+	for (int damage = 0; damage < 2; damage++) {
+		/* Batch 30 (block 31): a flipped byte of its frame, or the file cut in it. */
+		size_t len = damage ? ends[30] + 40 : zlen;
+		char **log[2][2];
+		size_t nlog[2][2];
+
+		if (!damage)
+			zbuf[ends[30] + 40] ^= 0x55;
+		for (int ahead = 0; ahead < 2; ahead++) {
+			char err[256];
+			struct capture *c = capture__open_mem(zbuf, len, "bad", err, sizeof(err));
+
+			assert_non_null(c);
+			capture__read_ahead(c, ahead);
+			for (int pass = 0; pass < 2; pass++) {
+				if (pass)
+					capture__rewind(c);
+				pass_log(c, &log[ahead][pass], &nlog[ahead][pass]);
+			}
+			if (damage)
+				assert_true(capture__truncated(c));
+			else
+				assert_int_equal(capture__crc_errors(c), 1);
+			capture__close(c);
+		}
+		for (int pass = 0; pass < 2; pass++) {
+			/* The batches before, then (CRC) the ones after, then one warning. */
+			assert_int_equal(nlog[0][pass], damage ? 30 + 1 : LONG_BATCHES - 1 + 1 + 1);
+			assert_int_equal(nlog[1][pass], nlog[0][pass]);
+			for (size_t i = 0; i < nlog[0][pass]; i++) {
+				assert_string_equal(log[1][pass][i], log[0][pass][i]);
+				free(log[0][pass][i]);
+				free(log[1][pass][i]);
+			}
+			free(log[0][pass]);
+			free(log[1][pass]);
+		}
+		if (!damage)
+			zbuf[ends[30] + 40] ^= 0x55;
+	}
+	free(zbuf);
+	unlink(zp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_zstd_roundtrip),	 cmocka_unit_test(test_zstd_only),
-	    cmocka_unit_test(test_zstd_truncated),	 cmocka_unit_test(test_zstd_bomb),
-	    cmocka_unit_test(test_zstd_inner_malformed), cmocka_unit_test(test_zstd_old_captures),
+	    cmocka_unit_test(test_zstd_roundtrip),
+	    cmocka_unit_test(test_zstd_only),
+	    cmocka_unit_test(test_zstd_truncated),
+	    cmocka_unit_test(test_zstd_bomb),
+	    cmocka_unit_test(test_zstd_inner_malformed),
+	    cmocka_unit_test(test_zstd_old_captures),
 	    cmocka_unit_test(test_zstd_big_block),
+	    cmocka_unit_test(test_zstd_read_ahead_order),
+	    cmocka_unit_test(test_zstd_read_ahead_one_cpu),
+	    cmocka_unit_test(test_zstd_read_ahead_damage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

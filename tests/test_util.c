@@ -132,6 +132,12 @@ static void test_json_every_byte(void **state)
 	json_of("\xc3\xa9\xed\xa0\x80\xe2\x82", &buf);
 	assert_string_equal(buf, "\"\xc3\xa9\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"");
 	free(buf);
+	/* Plain runs go out whole: each byte between and around the escapes is kept. */
+	json_of("ab\"c\\d\ne\x01"
+		"f\xc3\xa9g\x80h",
+		&buf);
+	assert_string_equal(buf, "\"ab\\\"c\\\\d\\ne\\u0001f\xc3\xa9g\\ufffdh\"");
+	free(buf);
 }
 
 static void test_parse_uint(void **state)

@@ -8,8 +8,10 @@
  * in 30 units and N more units without GPU work (a hostile producer's cheap
  * input: the analysis must not do or write work in proportion to N).
  * --zstd LEVEL writes ZSTD blocks as `record` does (default: plain blocks),
- * flushing every 100k records as the recorder does every 100 ms.
- * Usage: gen_capture [--units N | --empty-units N] [--seed S] [--zstd LEVEL] FILE [NRECORDS]
+ * flushing every 100k records as the recorder does every 100 ms (--flush N:
+ * every N records, the batch size of a less busy recording).
+ * Usage: gen_capture [--units N | --empty-units N] [--seed S] [--zstd LEVEL] [--flush N]
+ *        FILE [NRECORDS]
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@
 static struct capture_writer *w;
 static uint64_t nrec;
 static bool zstd;
+static uint64_t flush_every = 100000;
 
 static void put(void *rec, uint16_t type, uint16_t size, uint64_t ts)
 {
@@ -41,7 +44,7 @@ static void put(void *rec, uint16_t type, uint16_t size, uint64_t ts)
 	}
 	nrec++;
 	/* A busy recorder writes ~100k records in the 100 ms between its flushes. */
-	if (zstd && !(nrec % 100000) && capture_writer__flush(w)) {
+	if (zstd && !(nrec % flush_every) && capture_writer__flush(w)) {
 		fprintf(stderr, "gen_capture: write failed\n");
 		exit(1);
 	}
@@ -50,7 +53,8 @@ static void put(void *rec, uint16_t type, uint16_t size, uint64_t ts)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: gen_capture [--units N | --empty-units N] [--seed S] [--zstd LEVEL] FILE "
+		"usage: gen_capture [--units N | --empty-units N] [--seed S] [--zstd LEVEL] "
+		"[--flush N] FILE "
 		"[NRECORDS]: "
 		"give NRECORDS, --units N or --empty-units N\n");
 	exit(2);
@@ -106,11 +110,10 @@ int main(int argc, char **argv)
 {
 	const char *kv[] = {"pid=4242", "comm=bench", "start_mono_ns=1000000000",
 			    "sample_period_ns=1000000", "gpu_source=usdt"};
-	static const struct option lopts[] = {{"units", required_argument, NULL, 'u'},
-					      {"empty-units", required_argument, NULL, 'e'},
-					      {"seed", required_argument, NULL, 's'},
-					      {"zstd", required_argument, NULL, 'z'},
-					      {}};
+	static const struct option lopts[] = {
+	    {"units", required_argument, NULL, 'u'}, {"empty-units", required_argument, NULL, 'e'},
+	    {"seed", required_argument, NULL, 's'},  {"zstd", required_argument, NULL, 'z'},
+	    {"flush", required_argument, NULL, 'f'}, {}};
 	struct capture_buf probes = {}, end = {};
 	uint64_t target = 0, units = 0, empty = 0, t = 1000000000ULL, op = 1;
 	unsigned seed = 1;
@@ -118,7 +121,7 @@ int main(int argc, char **argv)
 	char err[256];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "u:e:s:z:", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "u:e:s:z:f:", lopts, NULL)) != -1) {
 		if (c == 'u')
 			units = strtoull(optarg, NULL, 10);
 		else if (c == 'e')
@@ -127,10 +130,12 @@ int main(int argc, char **argv)
 			seed = (unsigned)strtoul(optarg, NULL, 10);
 		else if (c == 'z')
 			level = atoi(optarg);
+		else if (c == 'f')
+			flush_every = strtoull(optarg, NULL, 10);
 		else
 			usage();
 	}
-	if (optind < argc - 2 || optind >= argc)
+	if (!flush_every || optind < argc - 2 || optind >= argc)
 		usage();
 	if (optind == argc - 2 && !(target = strtoull(argv[optind + 1], NULL, 10)))
 		usage();

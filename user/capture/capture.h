@@ -262,6 +262,12 @@ int capture__rewind(struct capture *c);
  * without decompressing (or checking) them.  Other blocks still come back.
  */
 void capture__only(struct capture *c, uint32_t mask);
+/*
+ * Whether a helper thread decompresses the next ZSTD block while the caller
+ * works on the current one (by default from the second one on, where the
+ * process may use two CPUs).
+ */
+void capture__read_ahead(struct capture *c, bool on);
 /* HEADER key lookup: value string or NULL. */
 const char *capture__header(const struct capture *c, const char *key);
 /* The same for a key of the table (capture/keys.h). */
@@ -274,6 +280,8 @@ const char *capture__warning(const struct capture *c, size_t i);
 bool capture__truncated(const struct capture *c);
 /* Counts of blocks skipped: CRC failures; unknown types (reported by caller). */
 unsigned capture__crc_errors(const struct capture *c);
+/* ZSTD blocks decompressed (or tried) over all passes; *ahead: by the helper thread. */
+unsigned capture__zstd_blocks(const struct capture *c, unsigned *ahead);
 void capture__note_unknown(struct capture *c, uint32_t type);
 unsigned capture__unknown_blocks(const struct capture *c);
 uint64_t capture__size(const struct capture *c);

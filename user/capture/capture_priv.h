@@ -162,7 +162,10 @@ struct zpf_result {
 };
 /* NULL when no thread can be started: the reader then decompresses inline. */
 struct zpf *zpf__new(int fd, const void *mem, uint64_t size);
-/* Starts work on the block at off (after the one asked for before is done). */
+/*
+ * Starts work on the block at off (after the one asked for before is done);
+ * nothing when off is the one asked for, not taken yet.
+ */
 void zpf__request(struct zpf *z, uint64_t off);
 /*
  * When the block at off was the one asked for: waits for it, fills r and

@@ -71,8 +71,10 @@ struct capture {
 	uint32_t cur_sub;  /* inner offset + 1 of the block last returned; 0: not inner */
 	uint32_t only;	   /* capture__only's mask; 0: every block */
 	struct zpf *pf;	   /* the helper decompressing ahead */
-	bool no_pf;	   /* it could not be started */
+	bool no_pf;	   /* it could not be started, or capture__read_ahead said no */
 	unsigned nbatches; /* ZSTD blocks opened before the helper started */
+	unsigned nopened;  /* ZSTD blocks decompressed (or tried), all passes */
+	unsigned nahead;   /* those the helper decompressed */
 	unsigned unknown;
 
 	char **warn;
@@ -445,7 +447,9 @@ static void open_batch(struct capture *c, uint64_t off, const uint8_t *body, uin
 	int status;
 
 	c->zlen = c->zpos = 0;
+	c->nopened++;
 	if (pf) {
+		c->nahead++;
 		status = pf->status;
 		raw = pf->raw;
 		why = pf->why;
@@ -637,7 +641,19 @@ int capture__rewind(struct capture *c)
 	c->stopped = false;
 	c->zlen = c->zpos = 0;
 	c->only = 0;
+	/* The next pass starts where the last one did: its first batch too is decompressed ahead. */
+	if (c->pf && c->pos < c->size)
+		zpf__request(c->pf, c->pos);
 	return 0;
+}
+
+void capture__read_ahead(struct capture *c, bool on)
+{
+	if (!on) {
+		zpf__free(c->pf);
+		c->pf = NULL;
+	}
+	c->no_pf = !on;
 }
 
 void capture__only(struct capture *c, uint32_t mask)
@@ -686,6 +702,13 @@ bool capture__truncated(const struct capture *c)
 unsigned capture__crc_errors(const struct capture *c)
 {
 	return c->crc_errors;
+}
+
+unsigned capture__zstd_blocks(const struct capture *c, unsigned *ahead)
+{
+	if (ahead)
+		*ahead = c->nahead;
+	return c->nopened;
 }
 
 void capture__note_unknown(struct capture *c, uint32_t type)

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -160,7 +161,13 @@ static void *pf_main(void *arg)
 
 struct zpf *zpf__new(int fd, const void *mem, uint64_t size)
 {
-	struct zpf *z = gt_xcalloc(1, sizeof(*z));
+	struct zpf *z;
+	cpu_set_t cpus;
+
+	/* On one CPU the helper only adds switches and locking (stdio's too) to the same work. */
+	if (!sched_getaffinity(0, sizeof(cpus), &cpus) && CPU_COUNT(&cpus) < 2)
+		return NULL;
+	z = gt_xcalloc(1, sizeof(*z));
 
 	z->fd = fd;
 	z->mem = mem;
@@ -188,6 +195,11 @@ static void pf_idle(struct zpf *z)
 void zpf__request(struct zpf *z, uint64_t off)
 {
 	pthread_mutex_lock(&z->mu);
+	/* Asked already and not taken (a pass that skipped it, then a rewind): it stands. */
+	if (z->off == off) {
+		pthread_mutex_unlock(&z->mu);
+		return;
+	}
 	pf_idle(z);
 	z->off = off;
 	z->done = false;

@@ -671,6 +671,8 @@ int export__chrome_json(FILE *f, const struct an_result *r)
 	struct xb x;
 
 	export__build(&x, r, &lanes, &nlanes);
+	/* Locked once, not per character (as in report_json). */
+	flockfile(f);
 	json_init(&j, f, false);
 	json_obj_begin(&j);
 	json_kstr(&j, "displayTimeUnit", "ns");
@@ -696,6 +698,7 @@ int export__chrome_json(FILE *f, const struct an_result *r)
 	json_arr_end(&j);
 	json_obj_end(&j);
 	fputc('\n', f);
+	funlockfile(f);
 	export__done(&x, lanes);
 	return ferror(f) ? -1 : 0;
 }

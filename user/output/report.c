@@ -360,6 +360,11 @@ void report__json(FILE *f, const struct an_result *r, const struct report_opts *
 	struct flame *stacks = flame__new(); /* reused for each gap's top_stacks */
 	struct json j;
 
+	/*
+	 * The stream is locked once for the document: stdio would take its lock
+	 * per character once the capture reader has started a thread (4%).
+	 */
+	flockfile(f);
 	json_init(&j, f, true);
 	json_obj_begin(&j);
 	json_kstr(&j, "schema", "gaptrace.report/1");
@@ -539,6 +544,7 @@ void report__json(FILE *f, const struct an_result *r, const struct report_opts *
 		json_str(&j, r->warnings[i]);
 	json_arr_end(&j);
 	json_obj_end(&j);
+	funlockfile(f);
 }
 
 static void csv_field(FILE *f, const char *s)

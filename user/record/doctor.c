@@ -25,6 +25,7 @@
 #include "record/doctor_priv.h"
 #include "record/sysprobe.h"
 #include "support/safeopen.h"
+#include "support/term.h"
 #include "support/json.h"
 #include "support/util.h"
 #include "symbols/dwmod.h"
@@ -58,19 +59,34 @@ static void check(enum doctor_verdict v, const char *what, const char *detail, c
 	doctor__check(v, what, detail, fix);
 }
 
-static void print_text(const struct utsname *u)
+/* Returns 0, or -1 when stdout could not be written. */
+static int print_text(const struct utsname *u)
 {
 	static const char *const tags[] = {"[ ok ]", "[warn]", "[FAIL]"};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int ret;
 
-	printf("gaptrace %s doctor on %s (%s %s, %s)\n\n", GT_VERSION, u->nodename, u->sysname,
-	       u->release, u->machine);
+	if (!f)
+		return -1;
+	fprintf(f, "gaptrace %s doctor on %s (%s %s, %s)\n\n", GT_VERSION, u->nodename, u->sysname,
+		u->release, u->machine);
 	for (size_t i = 0; i < nresults; i++) {
-		printf("%s %-22s %s\n", tags[results[i].v], results[i].what, results[i].detail);
+		fprintf(f, "%s %-22s %s\n", tags[results[i].v], results[i].what, results[i].detail);
 		if (results[i].v != OK && results[i].fix)
-			printf("       %-22s fix: %s\n", "", results[i].fix);
+			fprintf(f, "       %-22s fix: %s\n", "", results[i].fix);
 	}
-	printf("\n%s: %d problem(s), %d warning(s)\n",
-	       nfail ? "recording will NOT work" : "recording will work", nfail, nwarn);
+	fprintf(f, "\n%s: %d problem(s), %d warning(s)\n",
+		nfail ? "recording will NOT work" : "recording will work", nfail, nwarn);
+	if (fclose(f)) {
+		free(text);
+		return -1;
+	}
+	/* Details and fixes run long (library paths, apt lines): fit them to the terminal. */
+	ret = term__write(stdout, text, len, term__width(stdout), !term__utf8());
+	free(text);
+	return ret;
 }
 
 /* Schema gaptrace.doctor/1: docs/report-schema.md. */
@@ -338,10 +354,15 @@ int doctor__run(bool json)
 	check_debug_symbols();
 	doctor__check_gpu();
 
-	if (json)
+	if (json) {
 		print_json(&u);
-	else
-		print_text(&u);
+	} else if (print_text(&u)) {
+		fprintf(stderr,
+			"gaptrace: error: cannot write the doctor's report: %s: check "
+			"where stdout goes\n",
+			strerror(errno));
+		nfail++;
+	}
 	for (size_t i = 0; i < nresults; i++) {
 		free(results[i].what);
 		free(results[i].detail);
