@@ -131,7 +131,9 @@ static void note_bpf_stack(struct record_sink *s, const struct gt_stack *st, siz
 {
 	bool kernel = st->flags & GT_STACK_REC_KERNEL;
 	uint32_t pid = kernel ? 0 : st->pid;
-	uint16_t flags = kernel ? GT_STACK_KERNEL : (st->flags & GT_STACK_REC_ROOT) ? GT_STACK_ROOT : 0;
+	uint16_t flags = kernel				   ? GT_STACK_KERNEL
+			 : (st->flags & GT_STACK_REC_ROOT) ? GT_STACK_ROOT
+							   : 0;
 	uint64_t h, cap;
 	uint16_t nr;
 
