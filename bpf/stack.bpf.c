@@ -61,6 +61,7 @@ __hidden __s32 get_stack(void *ctx, __u64 flags, bool want, __u32 slot)
 {
 	struct stack_buf *b;
 	__u64 *key;
+	bool root = false;
 	__s32 *known, id;
 	__u32 nr, size;
 	long n;
@@ -72,7 +73,7 @@ __hidden __s32 get_stack(void *ctx, __u64 flags, bool want, __u32 slot)
 		return -1;
 	n = -1;
 	if (cfg_cfi_walk && (flags & BPF_F_USER_STACK))
-		n = unw_walk(b->rec.ips);
+		n = unw_walk(b->rec.ips, &root);
 	/* No mappings known for this process yet (just forked or exec'ed): frame pointers. */
 	if (n < 0)
 		n = bpf_get_stack(ctx, b->rec.ips, sizeof(b->rec.ips), flags);
@@ -93,7 +94,7 @@ __hidden __s32 get_stack(void *ctx, __u64 flags, bool want, __u32 slot)
 	b->rec.flags = GT_STACK_REC_KERNEL;
 	if (flags & BPF_F_USER_STACK) {
 		b->rec.pid = bpf_get_current_pid_tgid() >> 32;
-		b->rec.flags = 0;
+		b->rec.flags = root ? GT_STACK_REC_ROOT : 0;
 		/* Same addresses in two processes are two stacks: the key ends with the tgid. */
 		/* The mask restates the bound for the verifier, which loses it through the CFI walk. */
 		if (nr < GT_STACK_DEPTH)

@@ -254,8 +254,10 @@ next:
  * Walks the current task's user stack into ips (GT_STACK_DEPTH of room):
  * returns the frames, 0 if there is no user stack to walk or no mappings of
  * the process are known (a process too new: the fp walk does it instead, -1).
+ * *root: the walk ended at the frame the CFI marks outermost (or a zero
+ * return address), the thread's root.
  */
-static __always_inline int unw_walk(__u64 *ips)
+static __always_inline int unw_walk(__u64 *ips, bool *root)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -278,6 +280,7 @@ static __always_inline int unw_walk(__u64 *ips)
 	stat_add(GT_STAT_UNW_FRAMES, u.n);
 	if (u.end)
 		stat_inc(GT_STAT_UNW_ROOT + u.end - 1);
+	*root = u.end == GT_UNW_ROOT + 1;
 	return (int)u.n;
 }
 

@@ -855,6 +855,38 @@ static void test_map_values_match_bpf_object(void **state)
  * written into an earlier one gets that stack, and its symbols, written
  * again, so each segment reads alone.
  */
+/*
+ * A user walk the kernel ended at the thread's outermost frame (its CFI says
+ * so) keeps that in the capture as GT_STACK_ROOT: a stripped libc leaves
+ * clone3 and start_thread unnamed, and the flag is what still says the
+ * stack is whole.
+ */
+static void test_stack_root_flag(void **state)
+{
+	struct fx *f = *state;
+	struct gt_offcpu o = offcpu_rec();
+	struct gt_stack st = {
+	    .hdr = {GT_REC_STACK, (uint16_t)(offsetof(struct gt_stack, ips) + 2 * 8), 0, 0},
+	    .id = 7,
+	    .pid = 100,
+	    .nr = 2,
+	    .flags = GT_STACK_REC_ROOT,
+	};
+
+	st.ips[0] = USER_IP0;
+	st.ips[1] = USER_IP1;
+	f->sink.cfg.segments = true;
+	record_sink__feed(&f->sink, &st, st.hdr.size);
+	feed_stack(f, 9, 0, true, kern_ips, 1);
+	record_sink__feed(&f->sink, &o, sizeof(o));
+	read_back(f);
+	assert_int_equal(f->nstacks, 2);
+	assert_int_equal(f->stacks[0].id, 7);
+	assert_int_equal(f->stacks[0].flags, GT_STACK_ROOT);
+	assert_false(f->stacks[0].kernel);
+	assert_int_equal(f->stacks[1].flags, GT_STACK_KERNEL);
+}
+
 static void test_segment_rewrites_stacks(void **state)
 {
 	static const char *const kv[] = {"host=test"};
@@ -915,6 +947,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_exit_rescan, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_untraced_waker_and_loader, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_segment_rewrites_stacks, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_stack_root_flag, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_stitch),
 	    cmocka_unit_test(test_map_values_match_bpf_object),
 	};

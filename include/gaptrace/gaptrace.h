@@ -298,6 +298,8 @@ struct gt_ustack {
  * gt_stack, ips) + nr * 8.  The recorder turns it into a STACKS entry.
  */
 #define GT_STACK_REC_KERNEL 0x1 /* gt_stack.flags: kernel frames (pid 0) */
+/* gt_stack.flags: the CFI walk ended where the code's CFI marks the thread's outermost frame */
+#define GT_STACK_REC_ROOT 0x2
 
 struct gt_stack {
 	struct gt_hdr hdr;

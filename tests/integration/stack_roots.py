@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """stack_roots.py: the share of a capture's stacked off-CPU time whose user
 stack reaches its thread's root (the outermost frame is start_thread, clone,
-clone3, _start, __libc_start_main or main), issue #26's measure.  With a
+clone3, _start, __libc_start_main or main, or the kernel's CFI walk ended at
+the frame the code's own CFI marks outermost: `dump -s` says ustack_root=1,
+which holds where a stripped libc leaves clone3 and start_thread unnamed),
+issue #26's measure.  With a
 truth file, only intervals that began inside an injected window (the gaps)
 count; without, every off-CPU interval of every thread.
 
@@ -57,7 +60,7 @@ def main():
             continue
         n += 1
         total += on - off
-        if frames[-1] in ROOTS:
+        if frames[-1] in ROOTS or "ustack_root=1" in f:
             nroot += 1
             rooted += on - off
         else:

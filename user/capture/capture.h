@@ -27,6 +27,7 @@
  *             NUL-terminated "key=value" strings.
  *   STACKS    entries: s32 stack_id | u32 pid (0: kernel stack) | u16 nr |
  *             u16 flags (GT_STACK_*) | u32 0 | u64 ip[nr]
+ *             GT_STACK_ROOT: the kernel's CFI walk reached the thread's root.
  *             GT_STACK_DWARF: unwound by the recorder from a --stacks dwarf
  *             snapshot; its id is >= 0x40000000 (frame-pointer stack ids,
  *             made in BPF and never reused in a capture, are below; each
@@ -129,6 +130,13 @@ enum gt_block_type {
 
 #define GT_STACK_KERNEL 0x1
 #define GT_STACK_DWARF	0x2 /* unwound from a stack snapshot with DWARF CFI */
+/*
+ * The kernel's CFI walk ended at the thread's outermost frame, which the
+ * code's own CFI marks (glibc's clone3 and _start): the stack is whole even
+ * where a stripped library leaves those frames unnamed.  Older captures
+ * never set it; readers that do not know it ignore it.
+ */
+#define GT_STACK_ROOT 0x4
 
 /* ---- writer ---- */
 

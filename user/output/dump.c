@@ -83,7 +83,11 @@ static int collect_sym(const struct capture_symbol *s, void *ctx)
 	return 0;
 }
 
-/* " ustack_frames=leaf;...;root" (dwarf: "ustack_dwarf="), "?" for unresolved frames. */
+/*
+ * " ustack_frames=leaf;...;root" (dwarf: "ustack_dwarf="), "?" for unresolved
+ * frames, then " ustack_root=1" when the kernel's CFI walk ended at the
+ * thread's outermost frame (named or not).
+ */
 static void print_frames(const struct dump_ctx *d, const char *what, int32_t id)
 {
 	struct dump_stack key = {.id = id}, *st;
@@ -100,6 +104,8 @@ static void print_frames(const struct dump_ctx *d, const char *what, int32_t id)
 		sy = bsearch(&skey, d->syms, d->nsyms, sizeof(*d->syms), sym_cmp);
 		printf("%s%s", i ? ";" : "", sy && sy->name[0] ? gt_clean(sy->name) : "?");
 	}
+	if (st->flags & GT_STACK_ROOT)
+		printf(" %s_root=1", what);
 }
 
 static double rel(const struct dump_ctx *d, uint64_t ts)

@@ -79,11 +79,11 @@ static void note_symbol(struct record_sink *s, uint32_t pid, uint64_t ip, uint16
 }
 
 /* cfg.segments: a new stack's frames, kept for the segments after this one. */
-static void keep_stack(struct record_sink *s, int32_t id, uint32_t pid, bool kernel,
+static void keep_stack(struct record_sink *s, int32_t id, uint32_t pid, uint16_t flags,
 		       const uint64_t *ips, uint16_t nr)
 {
 	gt_grow((void **)&s->kept_ips, &s->kept_ips_cap, s->nkept_ips + nr, sizeof(*s->kept_ips));
-	s->kept_ips[s->nkept_ips] = (uint64_t)pid | (uint64_t)kernel << 32;
+	s->kept_ips[s->nkept_ips] = (uint64_t)pid | (uint64_t)flags << 32;
 	memcpy(s->kept_ips + s->nkept_ips + 1, ips, nr * sizeof(*ips));
 	u64map_put(&s->kept, (uint32_t)id, (uint64_t)s->nkept_ips << 16 | nr);
 	u64map_add(&s->seg_stacks, (uint32_t)id, 0);
@@ -102,7 +102,8 @@ static void segment_stack(struct record_sink *s, uint32_t id)
 	p = s->kept_ips + (v >> 16);
 	nr = (uint16_t)(v & 0xffff);
 	pid = (uint32_t)p[0];
-	capture_buf__stack(&s->stacks_buf, (int32_t)id, pid, p[0] >> 32, p + 1, nr);
+	capture_buf__stack_flags(&s->stacks_buf, (int32_t)id, pid, (uint16_t)(p[0] >> 32), p + 1,
+				 nr);
 	for (uint16_t i = 0; i < nr; i++)
 		note_symbol(s, pid, p[1 + i], i);
 }
@@ -130,6 +131,9 @@ static void note_bpf_stack(struct record_sink *s, const struct gt_stack *st, siz
 {
 	bool kernel = st->flags & GT_STACK_REC_KERNEL;
 	uint32_t pid = kernel ? 0 : st->pid;
+	uint16_t flags = kernel				   ? GT_STACK_KERNEL
+			 : (st->flags & GT_STACK_REC_ROOT) ? GT_STACK_ROOT
+							   : 0;
 	uint64_t h, cap;
 	uint16_t nr;
 
@@ -159,11 +163,11 @@ static void note_bpf_stack(struct record_sink *s, const struct gt_stack *st, siz
 		u64map_put(&s->walks, (uint32_t)st->id, (uint64_t)s->nwalk_ips << 8 | nr);
 		s->nwalk_ips += nr;
 	}
-	capture_buf__stack(&s->stacks_buf, st->id, pid, kernel, (const uint64_t *)st->ips, nr);
+	capture_buf__stack_flags(&s->stacks_buf, st->id, pid, flags, (const uint64_t *)st->ips, nr);
 	for (uint16_t i = 0; i < nr; i++)
 		note_symbol(s, pid, st->ips[i], i);
 	if (s->cfg.segments)
-		keep_stack(s, st->id, pid, kernel, (const uint64_t *)st->ips, nr);
+		keep_stack(s, st->id, pid, flags, (const uint64_t *)st->ips, nr);
 }
 
 int32_t record_sink__stack_id(struct record_sink *s, int32_t id)
