@@ -29,18 +29,7 @@
 #include <cuda_runtime.h>
 #include <cupti.h>
 
-__global__ void bump(float *x)
-{
-	x[threadIdx.x] += 1.0f;
-}
-
-static unsigned long long mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
-}
+#include "launch_rate.cuh"
 
 static unsigned long long g_records;
 
@@ -80,38 +69,6 @@ static void CUPTIAPI on_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId 
 
 static float *g_x;
 static cudaStream_t g_s;
-
-/* Launch rate over secs: the median of 100 ms windows. */
-static double run(double secs)
-{
-	double w[256];
-	int nw = 0;
-	unsigned long long t0 = mono_ns(), end = t0 + (unsigned long long)(secs * 1e9);
-	unsigned long long ws = t0, n = 0;
-
-	for (;;) {
-		for (int i = 0; i < 256; i++)
-			bump<<<1, 32, 0, g_s>>>(g_x);
-		cudaStreamSynchronize(g_s);
-		n += 256;
-		unsigned long long now = mono_ns();
-		if (now - ws >= 100000000ull) {
-			if (nw < 256)
-				w[nw++] = n * 1e9 / (double)(now - ws);
-			ws = now;
-			n = 0;
-		}
-		if (now >= end)
-			break;
-	}
-	for (int i = 1; i < nw; i++)
-		for (int j = i; j > 0 && w[j - 1] > w[j]; j--) {
-			double t = w[j];
-			w[j] = w[j - 1];
-			w[j - 1] = t;
-		}
-	return nw ? w[nw / 2] : 0;
-}
 
 static const CUpti_ActivityKind gaptrace_kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -325,13 +282,13 @@ int main(int argc, char **argv)
 	}
 	cudaMemset(g_x, 0, 1024 * sizeof(float));
 	cudaDeviceSynchronize();
-	run(0.5); /* warm-up */
+	launch_rate(0.5, g_x, g_s); /* warm-up */
 	printf("| config%s | launches/s | ratio to the untraced phases around it | records |\n",
 	       pre ? (!strcmp(pre, "pinned") ? " (pinned profiling buffers)"
 					     : " (one activity buffer for all threads)")
 		   : "");
 	printf("| --- | --- | --- | --- |\n");
-	double base0 = run(secs);
+	double base0 = launch_rate(secs, g_x, g_s);
 	printf("| untraced | %.0f | 1.000 | 0 |\n", base0);
 	fflush(stdout);
 	for (int c = 0; c < C_N; c++) {
@@ -351,10 +308,10 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			continue;
 		}
-		rate = run(secs);
+		rate = launch_rate(secs, g_x, g_s);
 		apply((enum cfg)c, false);
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-		base1 = run(secs);
+		base1 = launch_rate(secs, g_x, g_s);
 		printf("| %s | %.0f | %.3f | %llu |\n", cfg_name[c], rate,
 		       rate * 2 / (base0 + base1),
 		       __atomic_load_n(&g_records, __ATOMIC_RELAXED) + g_cb - rec0);

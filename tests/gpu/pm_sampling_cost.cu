@@ -32,6 +32,8 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cupti.h>
+
+#include "launch_rate.cuh"
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
@@ -47,11 +49,6 @@
 			return false;                                                        \
 		}                                                                            \
 	} while (0)
-
-__global__ void bump(float *x)
-{
-	x[threadIdx.x] += 1.0f;
-}
 
 /* Spins for ns of GPU time (globaltimer), one block. */
 __global__ void spin(unsigned long long ns)
@@ -70,48 +67,8 @@ __global__ void spin(unsigned long long ns)
 	memset(&v, 0, sizeof(v)); \
 	v.structSize = T##_STRUCT_SIZE
 
-static unsigned long long mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
-}
-
 static float *g_x;
 static cudaStream_t g_s;
-
-/* Launch rate over secs: the median of 100 ms windows. */
-static double launch_rate(double secs)
-{
-	double w[512];
-	int nw = 0;
-	unsigned long long t0 = mono_ns(), end = t0 + (unsigned long long)(secs * 1e9);
-	unsigned long long ws = t0, n = 0;
-
-	for (;;) {
-		for (int i = 0; i < 256; i++)
-			bump<<<1, 32, 0, g_s>>>(g_x);
-		cudaStreamSynchronize(g_s);
-		n += 256;
-		unsigned long long now = mono_ns();
-		if (now - ws >= 100000000ull) {
-			if (nw < 512)
-				w[nw++] = n * 1e9 / (double)(now - ws);
-			ws = now;
-			n = 0;
-		}
-		if (now >= end)
-			break;
-	}
-	for (int i = 1; i < nw; i++)
-		for (int j = i; j > 0 && w[j - 1] > w[j]; j--) {
-			double t = w[j];
-			w[j] = w[j - 1];
-			w[j - 1] = t;
-		}
-	return nw ? w[nw / 2] : 0;
-}
 
 /* A known duty pattern: busy_ms of GPU spin, then idle_ms of CPU sleep. */
 static void duty(double secs, double busy_ms, double idle_ms, unsigned long long *busy_ns,
@@ -369,7 +326,7 @@ int main(int argc, char **argv)
 	       secs);
 	printf("| config | launches/s | ratio to untraced | samples | decode CPU | overflow |\n");
 	printf("| --- | --- | --- | --- | --- | --- |\n");
-	base0 = launch_rate(secs);
+	base0 = launch_rate(secs, g_x, g_s);
 	printf("| untraced | %.0f | 1.000 | | | |\n", base0);
 	for (size_t k = 0; k < sizeof(intervals) / sizeof(intervals[0]); k++) {
 		double r, wall;
@@ -378,7 +335,7 @@ int main(int argc, char **argv)
 		if (!pm_start(&p, intervals[k]))
 			return 1;
 		t0 = mono_ns();
-		r = launch_rate(secs);
+		r = launch_rate(secs, g_x, g_s);
 		wall = (mono_ns() - t0) / 1e9;
 		if (!pm_stop(&p))
 			return 1;
@@ -387,7 +344,7 @@ int main(int argc, char **argv)
 		    (unsigned long long)(intervals[k] / 1000), r, r / base0, p.samples,
 		    100.0 * p.decode_ns / 1e9 / wall, p.overflows);
 	}
-	base1 = launch_rate(secs);
+	base1 = launch_rate(secs, g_x, g_s);
 	printf("| untraced again | %.0f | %.3f | | | |\n", base1, base1 / base0);
 
 	printf("\n2. resolution: a known duty pattern, PM sampling every 100 us\n\n");
