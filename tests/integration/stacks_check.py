@@ -11,18 +11,14 @@ import json
 import subprocess
 import sys
 
+# The outermost frames of a whole user stack, as stack_roots.py counts them.
+from stack_roots import ROOTS
+
 # The initiator switches out once or more per round trip (preempted in the
 # write, or blocked in the read), and the memo (bpf/sched.bpf.c,
 # STACK_REUSE_MAX) reuses a stack for at most 64 more: consecutive stacks
 # are at most 65 paths apart.  A wrong stack lands anywhere in 2^depth.
 MAX_STEP = 65
-# The outermost frames of a whole user stack.  A walk cut short (its
-# object's CFI table still being compiled in the first milliseconds of an
-# attach: "ended: N no table") ends elsewhere; its switch-out is left out of
-# the paths, so the two switch-outs around it are not consecutive and may
-# lie far apart without any stack being wrong: such a cut breaks the chain.
-ROOTS = {"start_thread", "clone", "clone3", "__clone", "__clone3", "_start",
-         "__libc_start_main", "__libc_start_call_main", "main"}
 
 
 def main():
@@ -57,6 +53,11 @@ def main():
         if "schedule" in kv.get("ustack_frames", "").split(";"):
             bad.append("kernel frame in user stack %d" % uid)
         uf = kv.get("ustack_frames", "").split(";")
+        # A walk cut short (its object's CFI table still being compiled in
+        # the first milliseconds of an attach: "ended: N no table") ends
+        # elsewhere; its switch-out is left out of the paths, so the two
+        # around it are not consecutive and may lie far apart without any
+        # stack being wrong: such a cut breaks the chain.
         if f[1] == "offcpu" and uf != [""] and uf[-1] not in ROOTS \
                 and "ustack_root=1" not in f:
             paths.append((float(f[f.index("off") + 1]), None))
